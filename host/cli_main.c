@@ -1,0 +1,418 @@
+/* cli_main.c: the clnz command, a thin client of include/clnz.h.
+ *
+ * Exit status: 0 success, 2 usage error, 1 any other failure. Every error is
+ * one line on stderr starting with "clnz: ". Outputs are written to
+ * temporary files and renamed only once everything has succeeded. */
+#include "cli_npy.h"
+#include "clnz.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char usage_main[] =
+    "usage: clnz COMMAND [ARGS]\n"
+    "\n"
+    "Find nonzero elements of .npy arrays on an OpenCL device.\n"
+    "\n"
+    "commands:\n"
+    "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
+    "  count INPUT [--pred OP:VALUE]           print the number of selected elements\n"
+    "  devices                                 list OpenCL platforms and devices\n"
+    "\n"
+    "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
+    "CLNZ_DEVICE=P:D (or --device P:D) picks the device; the default is the first GPU,\n"
+    "else the first device.\n";
+
+static const char usage_nonzero[] =
+    "usage: clnz nonzero INPUT -o OUTPUT.npy [--layout rows|columns|flat]\n"
+    "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
+    "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
+    "\n"
+    "Writes the C-order coordinates of the elements of INPUT (.npy) that are nonzero, or\n"
+    "that satisfy --pred, to OUTPUT.npy.\n"
+    "\n"
+    "  --layout rows      (z, N) array, one row per element (torch.nonzero, np.argwhere)\n"
+    "  --layout columns   (N, z) array, one row per dimension (np.nonzero stacked)\n"
+    "  --layout flat      (z,) flat C-order indices (np.flatnonzero)\n"
+    "  --index TYPE       index type of OUTPUT (default int64); an input whose indices\n"
+    "                     do not fit is an error, never a wrap-around\n"
+    "  --pred OP:VALUE    OP is eq, ne, lt, le, gt or ge; VALUE an integer or a float\n"
+    "                     (inf and nan too), compared as numpy compares with a scalar\n"
+    "  --width N          coordinates per entry: column j holds dimension rank-N+j,\n"
+    "                     columns before dimension 0 are zeros (default: the rank)\n"
+    "  --size S           exactly S entries: the first min(z, S) real, the rest --fill\n"
+    "  --fill V           the padding value for --size (default -1)\n"
+    "  --count-out FILE   also write the true count z as a 0-d int64 .npy\n"
+    "  --device P:D       use platform P, device D (see 'clnz devices')\n";
+
+static const char usage_count[] =
+    "usage: clnz count INPUT [--pred OP:VALUE] [--device P:D]\n"
+    "\n"
+    "Prints the number of elements of INPUT (.npy) that are nonzero, or that satisfy\n"
+    "--pred, as one decimal line.\n";
+
+static const char usage_devices[] =
+    "usage: clnz devices\n"
+    "\n"
+    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default.\n";
+
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("clnz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+/* The first line of a library message: errors stay one line. */
+static const char *first_line(const char *m, char *buf, size_t n)
+{
+    size_t len = strcspn(m, "\n");
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), m);
+    return buf;
+}
+
+static int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
+{
+    char buf[600];
+    const char *m = ctx ? clnz_context_message(ctx) : "";
+    if (!*m)
+        m = clnz_status_string(st);
+    return fail(EXIT_FAIL, "%s: %s", what, first_line(m, buf, sizeof buf));
+}
+
+/* ---- option values ---- */
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int is_integer_text(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        ++s;
+    if (!*s)
+        return 0;
+    for (; *s; ++s)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* OP:VALUE, VALUE a Python int or float literal. */
+static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
+{
+    static const struct {
+        const char *name;
+        clnz_op op;
+    } ops[] = {{"eq", CLNZ_OP_EQ}, {"ne", CLNZ_OP_NE}, {"lt", CLNZ_OP_LT},
+               {"le", CLNZ_OP_LE}, {"gt", CLNZ_OP_GT}, {"ge", CLNZ_OP_GE}};
+    const char *colon = strchr(s, ':');
+    if (!colon) {
+        snprintf(why, n, "--pred '%s' is not OP:VALUE", s);
+        return 0;
+    }
+    int found = -1;
+    for (int i = 0; i < 6; ++i)
+        if ((size_t)(colon - s) == 2 && strncmp(s, ops[i].name, 2) == 0)
+            found = i;
+    if (found < 0) {
+        snprintf(why, n, "--pred '%s': OP must be eq, ne, lt, le, gt or ge", s);
+        return 0;
+    }
+    const char *v = colon + 1;
+    clnz_op op = ops[found].op;
+    if (is_integer_text(v)) {
+        char *end;
+        errno = 0;
+        long long i = strtoll(v, &end, 10);
+        if (!errno) {
+            *p = clnz_pred_int(op, i);
+            return 1;
+        }
+        errno = 0;
+        unsigned long long u = strtoull(v, &end, 10);
+        if (*v != '-' && !errno) {
+            *p = clnz_pred_uint(op, u);
+            return 1;
+        }
+        snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
+        return 0;
+    }
+    char *end;
+    double f = strtod(v, &end);
+    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X')) {
+        snprintf(why, n, "--pred '%s': VALUE is not a number", s);
+        return 0;
+    }
+    *p = clnz_pred_float(op, f);
+    return 1;
+}
+
+/* ---- arguments ---- */
+typedef struct {
+    const char *input, *output, *count_out, *device;
+    clnz_nonzero_options opts;
+} cli_args;
+
+/* Options that take a value, as "--name VALUE" or "--name=VALUE". */
+static const char *const option_names[] = {"--pred", "--device", "-o",     "--output",
+                                           "--count-out", "--layout", "--index", "--width",
+                                           "--size", "--fill"};
+enum { N_COUNT_OPTIONS = 2 }; /* count takes the first two only */
+
+static int find_option(const char *arg, int is_nonzero, const char **inline_value)
+{
+    int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
+    for (int k = 0; k < n; ++k) {
+        size_t len = strlen(option_names[k]);
+        if (strncmp(arg, option_names[k], len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
+            *inline_value = arg[len] == '=' ? arg + len + 1 : NULL;
+            return k;
+        }
+    }
+    return -1;
+}
+
+static int set_option(const char *name, const char *v, cli_args *a)
+{
+    char why[300];
+    int64_t w;
+    if (strcmp(name, "--pred") == 0) {
+        if (!parse_pred(v, &a->opts.pred, why, sizeof why))
+            return fail(EXIT_USAGE, "%s", why);
+    } else if (strcmp(name, "--device") == 0) {
+        a->device = v;
+    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+        a->output = v;
+    } else if (strcmp(name, "--count-out") == 0) {
+        a->count_out = v;
+    } else if (strcmp(name, "--layout") == 0) {
+        if (strcmp(v, "rows") == 0)
+            a->opts.layout = CLNZ_LAYOUT_ROWS;
+        else if (strcmp(v, "columns") == 0)
+            a->opts.layout = CLNZ_LAYOUT_COLUMNS;
+        else if (strcmp(v, "flat") == 0)
+            a->opts.layout = CLNZ_LAYOUT_FLAT;
+        else
+            return fail(EXIT_USAGE, "--layout '%s': use rows, columns or flat", v);
+    } else if (strcmp(name, "--index") == 0) {
+        if (strcmp(v, "int64") == 0)
+            a->opts.index_type = CLNZ_INDEX_INT64;
+        else if (strcmp(v, "int32") == 0)
+            a->opts.index_type = CLNZ_INDEX_INT32;
+        else if (strcmp(v, "uint32") == 0)
+            a->opts.index_type = CLNZ_INDEX_UINT32;
+        else
+            return fail(EXIT_USAGE, "--index '%s': use int64, int32 or uint32", v);
+    } else if (strcmp(name, "--width") == 0) {
+        if (!parse_i64(v, &w) || w < 0 || w > CLNZ_MAX_RANK)
+            return fail(EXIT_USAGE, "--width '%s': use an integer in 0..%d", v, CLNZ_MAX_RANK);
+        a->opts.width = (int)w;
+    } else if (strcmp(name, "--size") == 0) {
+        if (!parse_i64(v, &a->opts.size) || a->opts.size < 0)
+            return fail(EXIT_USAGE, "--size '%s': use a non-negative integer", v);
+        a->opts.has_size = 1;
+    } else if (strcmp(name, "--fill") == 0) {
+        if (!parse_i64(v, &a->opts.fill))
+            return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
+    }
+    return EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
+{
+    const char *cmd = is_nonzero ? "nonzero" : "count";
+    for (int i = 2; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(is_nonzero ? usage_nonzero : usage_count, stdout);
+            exit(EXIT_OK);
+        }
+        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (a->input)
+                return fail(EXIT_USAGE, "unexpected argument '%s' (one INPUT only)", arg);
+            a->input = arg;
+            continue;
+        }
+        const char *v;
+        int k = find_option(arg, is_nonzero, &v);
+        if (k < 0)
+            return fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
+        if (!v) {
+            if (i + 1 >= argc)
+                return fail(EXIT_USAGE, "%s needs a value", option_names[k]);
+            v = argv[++i];
+        }
+        int rc = set_option(option_names[k], v, a);
+        if (rc)
+            return rc;
+    }
+    if (!a->input)
+        return fail(EXIT_USAGE, "missing INPUT (see clnz %s --help)", cmd);
+    if (is_nonzero && !a->output)
+        return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
+    if (is_nonzero) {
+        int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
+                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
+                                                              : -1;
+        int64_t hi = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MAX
+                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MAX
+                                                              : UINT32_MAX;
+        if (a->opts.fill < lo || a->opts.fill > hi)
+            return fail(EXIT_USAGE, "--fill %lld does not fit the index type",
+                        (long long)a->opts.fill);
+    }
+    return EXIT_OK;
+}
+
+static int open_context(const char *device, clnz_context **ctx)
+{
+    char msg[300];
+    clnz_status st = clnz_context_create(device, ctx, msg, sizeof msg);
+    if (st)
+        return fail(st == CLNZ_ERROR_INVALID_DEVICE && device ? EXIT_USAGE : EXIT_FAIL, "%s",
+                    msg);
+    return EXIT_OK;
+}
+
+static clnz_tensor tensor_of(const npy_array *arr)
+{
+    clnz_tensor t = {arr->dtype, arr->rank, arr->shape, arr->strides};
+    return t;
+}
+
+static int cmd_nonzero(int argc, char **argv)
+{
+    cli_args a = {0};
+    clnz_nonzero_options_init(&a.opts);
+    int rc = parse_args(argc, argv, 1, &a);
+    if (rc)
+        return rc;
+    char err[512];
+    npy_array arr;
+    if (npy_read(a.input, &arr, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    clnz_context *ctx = NULL;
+    clnz_result res = {0};
+    npy_pending out = {0}, cnt = {0};
+    rc = open_context(a.device, &ctx);
+    if (rc)
+        goto done;
+    clnz_tensor t = tensor_of(&arr);
+    clnz_status st = clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
+    if (st) {
+        rc = lib_fail(ctx, st, a.input);
+        goto done;
+    }
+    static const char *const descr[] = {"<i8", "<i4", "<u4"};
+    size_t ib = res.index_type == CLNZ_INDEX_INT64 ? 8 : 4;
+    size_t bytes = ib * (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
+    if (npy_write_tmp(a.output, descr[res.index_type], res.ndim, res.shape, res.indices, bytes,
+                      &out, err, sizeof err) ||
+        (a.count_out && npy_write_tmp(a.count_out, "<i8", 0, NULL, &res.count, sizeof res.count,
+                                      &cnt, err, sizeof err)) ||
+        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err)) {
+        rc = fail(EXIT_FAIL, "%s", err);
+        goto done;
+    }
+    rc = EXIT_OK;
+done:
+    npy_discard(&out);
+    npy_discard(&cnt);
+    clnz_result_free(&res);
+    clnz_context_release(ctx);
+    npy_free(&arr);
+    return rc;
+}
+
+static int cmd_count(int argc, char **argv)
+{
+    cli_args a = {0};
+    clnz_nonzero_options_init(&a.opts);
+    int rc = parse_args(argc, argv, 0, &a);
+    if (rc)
+        return rc;
+    char err[512];
+    npy_array arr;
+    if (npy_read(a.input, &arr, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    clnz_context *ctx = NULL;
+    rc = open_context(a.device, &ctx);
+    if (!rc) {
+        clnz_tensor t = tensor_of(&arr);
+        int64_t count = 0;
+        clnz_status st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
+        if (st)
+            rc = lib_fail(ctx, st, a.input);
+        else
+            printf("%" PRId64 "\n", count);
+    }
+    clnz_context_release(ctx);
+    npy_free(&arr);
+    return rc;
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    for (int i = 2; i < argc; ++i) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_devices, stdout);
+            return EXIT_OK;
+        }
+        return fail(EXIT_USAGE, "unexpected argument '%s' for devices", argv[i]);
+    }
+    clnz_device_info infos[64];
+    int n = 0;
+    clnz_status st = clnz_list_devices(infos, 64, &n);
+    if (st)
+        return fail(EXIT_FAIL, "cannot list devices: %s", clnz_status_string(st));
+    if (n == 0)
+        return fail(EXIT_FAIL, "no OpenCL device found (is pocl-opencl-icd installed?)");
+    for (int i = 0; i < n && i < 64; ++i) {
+        const clnz_device_info *d = &infos[i];
+        printf("%c %d:%d  %-4s %s  [%s]  %s, %.1f GiB, max alloc %.1f GiB\n",
+               d->is_default ? '*' : ' ', d->platform, d->device, d->device_type,
+               d->device_name, d->platform_name, d->version,
+               (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30));
+    }
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fail(EXIT_USAGE, "missing COMMAND (see clnz --help)");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("clnz %s\n", clnz_version_string());
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "nonzero") == 0)
+        return cmd_nonzero(argc, argv);
+    if (strcmp(cmd, "count") == 0)
+        return cmd_count(argc, argv);
+    if (strcmp(cmd, "devices") == 0)
+        return cmd_devices(argc, argv);
+    return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
+}

@@ -1,0 +1,166 @@
+/* host_api.c: the blocking convenience calls on host arrays. They upload the
+ * span of memory the view covers, run the device-resident stages, and read
+ * the result back. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void clnz_result_free(clnz_result *res)
+{
+    if (!res)
+        return;
+    free(res->indices);
+    res->indices = NULL;
+}
+
+/* A read-only device copy of the bytes the view reaches; *base is the
+ * element offset of logical element 0 in it. */
+static clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
+                          int64_t *base)
+{
+    uint64_t elems = t->n ? (uint64_t)(t->max_off - t->min_off) + 1 : 0;
+    uint64_t bytes = elems * t->elem;
+    if (t->n && !data)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "data is NULL");
+    if (bytes > ctx->max_alloc)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "the input's %llu bytes exceed the device's largest allocation (%llu)",
+                        (unsigned long long)bytes, (unsigned long long)ctx->max_alloc);
+    cl_int e = CL_SUCCESS;
+    if (bytes == 0) {
+        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY, 64, NULL, &e);
+        *base = 0;
+    } else {
+        const char *start = (const char *)data + t->min_off * (int64_t)t->elem;
+        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)bytes,
+                              (void *)start, &e);
+        *base = -t->min_off;
+    }
+    return CL_CHECK(ctx, e, "clCreateBuffer(input)");
+}
+
+static clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
+{
+    cl_event wbuf[2];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
+    cl_int e = clEnqueueReadBuffer(ch->ctx->queue, buf, CL_TRUE, 0, bytes, dst, n, list, NULL);
+    return CL_CHECK(ch->ctx, e, "clEnqueueReadBuffer");
+}
+
+clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                         const clnz_nonzero_options *opts, clnz_result *res)
+{
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    if (!res)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
+    memset(res, 0, sizeof *res);
+    clnz_nonzero_options defaults;
+    clnz_nonzero_options_init(&defaults);
+    const clnz_nonzero_options *o = opts ? opts : &defaults;
+
+    nz_plan p;
+    int width;
+    int64_t base = 0;
+    cl_mem inb = NULL, meta = NULL, countb = NULL, outb = NULL;
+    void *host = NULL;
+    chain ch;
+    chain_begin(&ch, ctx, 0, NULL);
+    clnz_status st;
+    TRY(tensor_check(ctx, in, &p.t));
+    TRY(nz_check_options(ctx, &p.t, o, &width));
+    TRY(nz_plan_make(ctx, in, &o->pred, &p));
+    TRY(upload(ctx, &p.t, data, &inb, &base));
+    TRY(tensor_meta_buffer(ctx, &p.t, &meta));
+    cl_int e = CL_SUCCESS;
+    countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
+    TRY(CL_CHECK(ctx, e, "clCreateBuffer(count)"));
+
+    TRY(nz_enqueue_count(&ch, &p, inb, base, meta, countb, 0));
+    cl_ulong z = 0;
+    TRY(read_back(&ch, countb, sizeof z, &z));
+
+    uint64_t entries = o->has_size ? (uint64_t)o->size : z;
+    uint64_t per_entry = o->layout == CLNZ_LAYOUT_FLAT ? 1 : (uint64_t)width;
+    size_t ib = index_bytes(o->index_type);
+    if (per_entry && entries > ctx->max_alloc / ib / per_entry)
+        TRY(ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                     "the output (%llu entries of %llu indices) exceeds the device's largest "
+                     "allocation (%llu bytes)",
+                     (unsigned long long)entries, (unsigned long long)per_entry,
+                     (unsigned long long)ctx->max_alloc));
+    size_t bytes = (size_t)(entries * per_entry * ib);
+    host = malloc(bytes ? bytes : 1);
+    if (!host)
+        TRY(ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes));
+    if (bytes) {
+        outb = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, bytes, NULL, &e);
+        TRY(CL_CHECK(ctx, e, "clCreateBuffer(output)"));
+        TRY(nz_enqueue_write(&ch, &p, inb, base, meta, o, width, outb, 0, entries));
+        if (o->has_size)
+            TRY(nz_enqueue_fill(&ch, o, width, outb, 0, entries, countb, 0));
+        TRY(read_back(&ch, outb, bytes, host));
+    }
+    res->indices = host;
+    host = NULL;
+    res->count = (int64_t)z;
+    res->index_type = o->index_type;
+    if (o->layout == CLNZ_LAYOUT_FLAT) {
+        res->ndim = 1;
+        res->shape[0] = (int64_t)entries;
+    } else {
+        res->ndim = 2;
+        res->shape[0] = o->layout == CLNZ_LAYOUT_ROWS ? (int64_t)entries : width;
+        res->shape[1] = o->layout == CLNZ_LAYOUT_ROWS ? width : (int64_t)entries;
+    }
+done:
+    st = chain_end(&ch, st, NULL);
+    free(host);
+    if (outb)
+        clReleaseMemObject(outb);
+    if (countb)
+        clReleaseMemObject(countb);
+    if (meta)
+        clReleaseMemObject(meta);
+    if (inb)
+        clReleaseMemObject(inb);
+    return st;
+}
+
+clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                       const clnz_predicate *pred, int64_t *count)
+{
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    if (!count)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
+    nz_plan p;
+    int64_t base = 0;
+    cl_mem inb = NULL, meta = NULL, countb = NULL;
+    chain ch;
+    chain_begin(&ch, ctx, 0, NULL);
+    clnz_status st;
+    TRY(nz_plan_make(ctx, in, pred, &p));
+    TRY(upload(ctx, &p.t, data, &inb, &base));
+    TRY(tensor_meta_buffer(ctx, &p.t, &meta));
+    cl_int e = CL_SUCCESS;
+    countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
+    TRY(CL_CHECK(ctx, e, "clCreateBuffer(count)"));
+    TRY(nz_enqueue_count(&ch, &p, inb, base, meta, countb, 0));
+    cl_ulong z = 0;
+    TRY(read_back(&ch, countb, sizeof z, &z));
+    *count = (int64_t)z;
+done:
+    st = chain_end(&ch, st, NULL);
+    if (countb)
+        clReleaseMemObject(countb);
+    if (meta)
+        clReleaseMemObject(meta);
+    if (inb)
+        clReleaseMemObject(inb);
+    return st;
+}

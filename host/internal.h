@@ -1,0 +1,184 @@
+/* internal.h: what the layers of libclnz share and the public header hides:
+ * the context's fields, the error-recording helpers and the launch plan. */
+#ifndef CLNZ_INTERNAL_H
+#define CLNZ_INTERNAL_H
+
+#include "clnz.h"
+
+#include <stdarg.h>
+
+#define CLNZ_MESSAGE_MAX 512
+
+typedef struct {
+    char key[160];      /* file, kernel name and build options */
+    size_t program_len; /* key[0..program_len) names the program: file and options */
+    cl_program program;
+    cl_kernel kernel;
+} kernel_entry;
+
+struct clnz_context {
+    cl_context cl;
+    cl_command_queue queue;
+    cl_device_id device;
+    int is_cpu;
+    size_t max_work_group;
+    cl_ulong local_mem;
+    cl_ulong max_alloc;
+    size_t forced_wg, forced_items;
+    int debug; /* CLNZ_DEBUG: finish and log after every launch */
+
+    kernel_entry *kernels; /* built kernels, grown on demand */
+    int n_kernels, cap_kernels;
+
+    cl_mem scratch; /* tile counts and scan levels, grown on demand */
+    size_t scratch_bytes;
+    cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
+
+    char *message; /* malloc'd; a build log can be long */
+    char short_message[CLNZ_MESSAGE_MAX];
+};
+
+/* ---- errors (error.c) ---- */
+/* Records a message in ctx and returns status, so a failure reads
+ * `return ctx_fail(ctx, CLNZ_ERROR_..., "what: %s", why);` */
+clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* An OpenCL call's result: success passes, a failure records "what: CL_NAME (file:line)". */
+clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *file, int line);
+void ctx_clear_message(clnz_context *ctx);
+void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body);
+
+#define CL_CHECK(ctx, call, what) ctx_cl((ctx), (call), (what), __FILE__, __LINE__)
+/* Needs `clnz_status st` and a `done:` label that frees what was taken. */
+#define TRY(expr)                     \
+    do {                              \
+        st = (expr);                  \
+        if (st != CLNZ_SUCCESS)       \
+            goto done;                \
+    } while (0)
+
+/* ---- kernels (program.c) ---- */
+/* The kernel `name` from kernels/<file>.cl built with `options` (the -D
+ * defines), built on first use and kept for the context's life. */
+clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name,
+                           const char *options, cl_kernel *out);
+void program_release_all(clnz_context *ctx);
+/* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */
+const char *kernel_source_embedded(const char *file);
+
+/* ---- launch plan (plan.c) ---- */
+typedef struct {
+    size_t wg;     /* work-items per work-group */
+    size_t items;  /* elements per work-item */
+    cl_uint p2;    /* next power of two >= wg: slots of the local scan */
+} launch_cfg;
+
+size_t plan_items(const clnz_context *ctx, int for_scan);
+/* Picks a work-group size every kernel in `kernels` can run with. */
+clnz_status plan_launch(clnz_context *ctx, cl_kernel *kernels, int n_kernels, size_t items,
+                        size_t local_elem_bytes, launch_cfg *cfg);
+uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg);
+/* Scratch elements the multi-level scan of n values needs for its tile sums. */
+uint64_t plan_scan_scratch(uint64_t n, const launch_cfg *cfg);
+clnz_status plan_scratch(clnz_context *ctx, size_t bytes);
+
+/* ---- the logical input, checked (tensor.c) ---- */
+typedef struct {
+    clnz_dtype dtype;
+    size_t elem;
+    int rank;          /* as given (0 allowed) */
+    int krank;         /* as the kernels see it: max(rank, 1) */
+    int64_t shape[CLNZ_MAX_RANK];
+    int64_t strides[CLNZ_MAX_RANK];
+    uint64_t n;        /* element count */
+    int contiguous;    /* C order: the kernels skip the odometer */
+    int64_t min_off, max_off; /* element offsets reached, relative to element 0 */
+} tensor_info;
+
+clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info);
+/* Element offset of logical element 0 inside a buffer, from a byte offset. */
+clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
+                        int64_t *base);
+/* A small read-only buffer with shape then strides, for the kernels. */
+clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out);
+
+/* ---- predicates (predicate.c) ---- */
+typedef struct {
+    uint64_t lo, hi; /* key bounds, as the kernel's key type (long or ulong) */
+    cl_uint invert;
+} pred_keys;
+
+clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype dtype, const clnz_predicate *pred,
+                         pred_keys *out);
+
+/* ---- enqueue chain (launch.c) ---- */
+typedef struct {
+    clnz_context *ctx;
+    cl_uint n_wait;
+    const cl_event *wait;
+    cl_event last; /* event of the last command enqueued in this call */
+} chain;
+
+void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
+clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local);
+/* Writes one value of `size` bytes (4 or 8) at byte_off. */
+clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size);
+
+/* Kernel arguments as (size, pointer) pairs; a NULL pointer is local memory. */
+typedef struct {
+    size_t size;
+    const void *ptr;
+} karg;
+#define KARG(v) {sizeof(v), &(v)}
+#define KLOCAL(bytes) {(bytes), NULL}
+clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const karg *args,
+                     int n);
+/* Hands the last event to the caller (or releases it) and remembers it. */
+clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event);
+/* The number of events to wait on for the next command, and where they are. */
+cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_event **list);
+
+/* ---- stages (scan.c, nonzero.c) ---- */
+typedef struct {
+    int is_u64;
+    size_t elem;
+    cl_kernel tiles_k, add_k;
+    launch_cfg cfg;
+} scan_kit;
+
+clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit);
+/* Scratch elements (of the scan's type) a scan of n values uses. */
+uint64_t scan_scratch_elems(const scan_kit *kit, uint64_t n);
+/* Exclusive scan; offsets in elements. total may be NULL. Sums go to
+ * ctx->scratch from element scratch_off on, which the caller has sized. */
+clnz_status scan_run(chain *ch, const scan_kit *kit, cl_mem in, uint64_t in_off, cl_mem out,
+                     uint64_t out_off, uint64_t n, cl_mem total, uint64_t total_off,
+                     uint64_t scratch_off);
+
+typedef struct {
+    tensor_info t;
+    pred_keys keys;
+    launch_cfg cfg;
+    uint64_t tiles;
+    cl_kernel count_k, write_k;
+    scan_kit scan;
+} nz_plan;
+
+clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_predicate *pred,
+                         nz_plan *plan);
+/* Counts into the scratch tile offsets and the total into count_buf. */
+clnz_status nz_enqueue_count(chain *ch, nz_plan *plan, cl_mem in, int64_t base, cl_mem meta,
+                             cl_mem count_buf, uint64_t count_off);
+/* Needs nz_enqueue_count's tile offsets in scratch. */
+clnz_status nz_enqueue_write(chain *ch, nz_plan *plan, cl_mem in, int64_t base, cl_mem meta,
+                             const clnz_nonzero_options *opts, int width, cl_mem out,
+                             uint64_t out_off, uint64_t capacity);
+clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *opts, int width, cl_mem out,
+                            uint64_t out_off, uint64_t capacity, cl_mem count_buf,
+                            uint64_t count_off);
+/* Checks width, index range and fill before any work; *width gets the width. */
+clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
+                             const clnz_nonzero_options *opts, int *width);
+size_t index_bytes(clnz_index_type t);
+
+#endif /* CLNZ_INTERNAL_H */

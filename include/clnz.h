@@ -1,0 +1,263 @@
+/* clnz.h: the public API of clnz, nonzero and friends on any OpenCL device.
+ *
+ * Two ways in:
+ *   - device-resident calls (clnz_*_enqueue): input and output are cl_mem
+ *     buffers, the count goes to a device buffer, nothing is read back and the
+ *     host never blocks; the OpenCL event triple chains them into a pipeline;
+ *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
+ *     run, read back and return a malloc'd result.
+ *
+ * Status codes: OpenCL's own error codes (CL_*, 0 and below -1..-72) pass
+ * through unchanged; clnz's own codes are in -2000..-2099. Every call that
+ * takes a context leaves a detailed message in it (clnz_context_message);
+ * a kernel build failure leaves the build log there. The library never
+ * prints, never aborts and frees what it allocated whatever fails. */
+#ifndef CLNZ_H
+#define CLNZ_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLNZ_VERSION_MAJOR 0
+#define CLNZ_VERSION_MINOR 1
+#define CLNZ_VERSION_PATCH 0
+#define CLNZ_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, as returned by clnz_version_number() */
+#define CLNZ_VERSION_NUMBER \
+    (CLNZ_VERSION_MAJOR * 10000 + CLNZ_VERSION_MINOR * 100 + CLNZ_VERSION_PATCH)
+
+const char *clnz_version_string(void);
+int clnz_version_number(void);
+
+#define CLNZ_MAX_RANK 32
+
+/* ---- status codes ---------------------------------------------------- */
+typedef int clnz_status;
+#define CLNZ_SUCCESS 0
+#define CLNZ_ERROR_INVALID_ARGUMENT (-2000) /* a NULL, a bad enum, a bad shape */
+#define CLNZ_ERROR_UNSUPPORTED_DTYPE (-2001)
+#define CLNZ_ERROR_INDEX_OVERFLOW (-2002) /* an index would not fit the index type */
+#define CLNZ_ERROR_INVALID_WIDTH (-2003)  /* coordinate width below the effective rank */
+#define CLNZ_ERROR_OUT_OF_HOST_MEMORY (-2004)
+#define CLNZ_ERROR_NO_DEVICE (-2005)      /* no OpenCL platform or device found */
+#define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
+#define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
+#define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
+#define CLNZ_ERROR_INVALID_VALUE (-2009)  /* a predicate value or fill value out of range */
+
+/* A short constant name and meaning for any status, OpenCL's included. */
+const char *clnz_status_string(clnz_status status);
+
+/* ---- element types and tensors ------------------------------------- */
+typedef enum {
+    CLNZ_BOOL = 0, /* one byte, any value but 0 is true */
+    CLNZ_U8,
+    CLNZ_I8,
+    CLNZ_U16,
+    CLNZ_I16,
+    CLNZ_U32,
+    CLNZ_I32,
+    CLNZ_U64,
+    CLNZ_I64,
+    CLNZ_F16, /* IEEE binary16, read as bit patterns: no fp16 support needed */
+    CLNZ_F32,
+    CLNZ_F64, /* nonzero and comparisons need no fp64 support */
+    CLNZ_DTYPE_COUNT
+} clnz_dtype;
+
+size_t clnz_dtype_size(clnz_dtype dtype); /* 0 for an unknown dtype */
+const char *clnz_dtype_name(clnz_dtype dtype); /* "f32", ...; NULL if unknown */
+
+/* The logical array. rank 0..CLNZ_MAX_RANK; a rank-0 array has one element.
+ * strides are in elements (may be negative or zero); NULL means C order. The
+ * pointers are read during the call only. */
+typedef struct {
+    clnz_dtype dtype;
+    int rank;
+    const int64_t *shape;
+    const int64_t *strides;
+} clnz_tensor;
+
+/* ---- predicates ---------------------------------------------------- */
+typedef enum {
+    CLNZ_OP_NONZERO = 0, /* x != 0, with -0.0 zero and NaN nonzero */
+    CLNZ_OP_EQ,
+    CLNZ_OP_NE,
+    CLNZ_OP_LT,
+    CLNZ_OP_LE,
+    CLNZ_OP_GT,
+    CLNZ_OP_GE
+} clnz_op;
+
+typedef enum {
+    CLNZ_VALUE_INT = 0, /* value.i: a Python int that fits int64 */
+    CLNZ_VALUE_UINT,    /* value.u: a Python int in [2^63, 2^64) (or any uint64) */
+    CLNZ_VALUE_FLOAT    /* value.f: a Python float (inf and nan allowed) */
+} clnz_value_kind;
+
+/* x OP value, compared the way numpy compares an array with a Python scalar:
+ * integers against an int exactly; integers against a float as float64;
+ * floats against a float rounded to the array's own precision when it is in
+ * that type's range; floats against an int as float64. */
+typedef struct {
+    clnz_op op;
+    clnz_value_kind kind;
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } value;
+} clnz_predicate;
+
+clnz_predicate clnz_pred_nonzero(void);
+clnz_predicate clnz_pred_int(clnz_op op, int64_t value);
+clnz_predicate clnz_pred_uint(clnz_op op, uint64_t value);
+clnz_predicate clnz_pred_float(clnz_op op, double value);
+
+/* ---- contexts ------------------------------------------------------ */
+typedef struct clnz_context clnz_context;
+
+/* A context on a device chosen by `selector`: "P:D" (platform and device
+ * index, as `clnz devices` lists them), or NULL for the environment variable
+ * CLNZ_DEVICE if set, else the first GPU, else the first device. On failure
+ * *out is NULL and, if msg is not NULL, msg gets a one-line reason. */
+clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,
+                                size_t msg_size);
+
+/* Wraps a caller's context and in-order or out-of-order queue. clnz retains
+ * both and releases only its own references. */
+clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_context **out,
+                              char *msg, size_t msg_size);
+
+void clnz_context_release(clnz_context *ctx); /* NULL is fine */
+
+/* The last detailed message (empty after a success). Valid until the next
+ * call on this context. */
+const char *clnz_context_message(const clnz_context *ctx);
+
+cl_context clnz_context_cl_context(const clnz_context *ctx);
+cl_command_queue clnz_context_queue(const clnz_context *ctx);
+cl_device_id clnz_context_device(const clnz_context *ctx);
+
+/* Launch parameters: work-items per work-group and elements per work-item.
+ * 0 means the library's choice. Any work-group size the device allows gives
+ * the same results; tests and the tuner use this to force one. */
+clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
+                                    size_t items_per_work_item);
+
+/* ---- devices ------------------------------------------------------- */
+typedef struct {
+    int platform;
+    int device;
+    int is_default;
+    char platform_name[128];
+    char device_name[128];
+    char device_type[16]; /* "GPU", "CPU", "ACCELERATOR", "OTHER" */
+    char version[128];
+    uint64_t global_mem_size;
+    uint64_t max_alloc_size;
+} clnz_device_info;
+
+/* Fills up to max entries; *count gets the number of devices there are. */
+clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count);
+
+/* ---- nonzero ------------------------------------------------------- */
+typedef enum {
+    CLNZ_LAYOUT_ROWS = 0, /* z x width: torch.nonzero, numpy.argwhere, DirectML */
+    CLNZ_LAYOUT_COLUMNS,  /* width x capacity: numpy.nonzero stacked, ONNX NonZero */
+    CLNZ_LAYOUT_FLAT      /* z flat C-order indices: numpy.flatnonzero */
+} clnz_layout;
+
+typedef enum {
+    CLNZ_INDEX_INT64 = 0,
+    CLNZ_INDEX_INT32,
+    CLNZ_INDEX_UINT32
+} clnz_index_type;
+
+typedef struct {
+    clnz_predicate pred;        /* default: nonzero */
+    clnz_layout layout;         /* default: rows */
+    clnz_index_type index_type; /* default: int64 */
+    /* Coordinate width N (rows and columns): column j holds dimension
+     * rank - N + j, columns before dimension 0 are 0. 0 means the rank
+     * (rows) or max(rank, 1) (columns). N below the effective rank (rank
+     * without leading 1s) is CLNZ_ERROR_INVALID_WIDTH. */
+    int width;
+    /* Static capacity (nonzero_static): with has_size, the result has exactly
+     * `size` entries, the first min(z, size) real and the rest `fill`. */
+    int has_size;
+    int64_t size;
+    int64_t fill; /* default -1 (4294967295 as uint32) */
+} clnz_nonzero_options;
+
+void clnz_nonzero_options_init(clnz_nonzero_options *opts);
+
+/* Width the options give for a tensor of this rank (resolving 0). */
+int clnz_nonzero_width(const clnz_nonzero_options *opts, int rank);
+
+/* Device-resident nonzero. in_offset is in bytes and must be a multiple of
+ * the element size; strides may reach below it (negative strides), as long as
+ * every element lies inside `in`. The output has room for `capacity` entries
+ * (rows: capacity x width, columns: width x capacity with column stride
+ * `capacity`, flat: capacity) starting at out_offset bytes; the first
+ * min(z, capacity) entries are written, and with opts->has_size the rest up
+ * to capacity get the fill value (opts->size is ignored here). The true
+ * count z goes to `count` at count_offset bytes, as a uint64. Enqueues and
+ * returns; *out_event (if not NULL) is the last kernel's event. */
+clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                                 size_t in_offset, const clnz_nonzero_options *opts,
+                                 cl_mem out_buf, size_t out_offset, uint64_t capacity,
+                                 cl_mem count_buf, size_t count_offset, cl_uint num_events,
+                                 const cl_event *wait_list, cl_event *out_event);
+
+/* A result of the blocking call, owned by the caller (clnz_result_free). */
+typedef struct {
+    void *indices;      /* ndim-D C-order array of index_type, malloc'd */
+    int ndim;           /* 2 for rows and columns, 1 for flat */
+    int64_t shape[2];   /* rows: (entries, width), columns: (width, entries), flat: (entries) */
+    int64_t count;      /* the true count z, also when the output was truncated */
+    clnz_index_type index_type;
+} clnz_result;
+
+void clnz_result_free(clnz_result *res); /* frees indices; NULL is fine */
+
+/* Blocking nonzero on a host array. data points at logical element 0
+ * (strides may be negative). */
+clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                         const clnz_nonzero_options *opts, clnz_result *res);
+
+/* ---- count, mask, scan ------------------------------------------- */
+clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                               size_t in_offset, const clnz_predicate *pred, cl_mem count_buf,
+                               size_t count_offset, cl_uint num_events, const cl_event *wait_list,
+                               cl_event *out_event);
+
+clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                       const clnz_predicate *pred, int64_t *count);
+
+/* The predicate of every element as 0/1 in C order of the logical array:
+ * mask_dtype is CLNZ_U8 (or CLNZ_BOOL) for one byte, CLNZ_U32 for four. */
+clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                              size_t in_offset, const clnz_predicate *pred, clnz_dtype mask_dtype,
+                              cl_mem mask_buf, size_t mask_offset, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *out_event);
+
+/* Exclusive prefix sum of n elements (dtype CLNZ_U32 or CLNZ_U64) from in to
+ * out (they may be the same buffer at the same offset). u32 wraps modulo
+ * 2^32. If total_buf is not NULL, the sum of all n goes there. Offsets in
+ * bytes. */
+clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf,
+                              size_t in_offset, cl_mem out_buf, size_t out_offset, uint64_t n,
+                              cl_mem total_buf, size_t total_offset, cl_uint num_events,
+                              const cl_event *wait_list, cl_event *out_event);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLNZ_H */

@@ -1,0 +1,147 @@
+/* element.cl: how clnz kernels read one element of the input.
+ *
+ * Included by every kernel that reads user data. It holds the one typedef block
+ * (CLNZ_DTYPE selects the element's bit type), the predicate key that makes
+ * every comparison an integer range test, and the odometer that walks a
+ * strided tensor in C order. */
+#ifndef CLNZ_ELEMENT_CL
+#define CLNZ_ELEMENT_CL
+
+/* Must match enum clnz_dtype in include/clnz.h. */
+#define CLNZ_DT_BOOL 0
+#define CLNZ_DT_U8 1
+#define CLNZ_DT_I8 2
+#define CLNZ_DT_U16 3
+#define CLNZ_DT_I16 4
+#define CLNZ_DT_U32 5
+#define CLNZ_DT_I32 6
+#define CLNZ_DT_U64 7
+#define CLNZ_DT_I64 8
+#define CLNZ_DT_F16 9
+#define CLNZ_DT_F32 10
+#define CLNZ_DT_F64 11
+
+#define CLNZ_MAX_RANK 32
+
+#ifndef CLNZ_DTYPE
+#define CLNZ_DTYPE CLNZ_DT_F32
+#endif
+
+/* Elements are read as raw bit patterns: floats are never loaded as floats, so
+ * a device that flushes denormals or lacks fp16/fp64 still sees every value. */
+#if CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8
+typedef uchar bits_t;
+#elif CLNZ_DTYPE == CLNZ_DT_U16 || CLNZ_DTYPE == CLNZ_DT_I16 || CLNZ_DTYPE == CLNZ_DT_F16
+typedef ushort bits_t;
+#elif CLNZ_DTYPE == CLNZ_DT_U32 || CLNZ_DTYPE == CLNZ_DT_I32 || CLNZ_DTYPE == CLNZ_DT_F32
+typedef uint bits_t;
+#elif CLNZ_DTYPE == CLNZ_DT_U64 || CLNZ_DTYPE == CLNZ_DT_I64 || CLNZ_DTYPE == CLNZ_DT_F64
+typedef ulong bits_t;
+#else
+#error "unknown CLNZ_DTYPE"
+#endif
+
+/* The key orders elements the way their values are ordered. Only u64 needs an
+ * unsigned key; everything else fits a signed 64-bit key. */
+#if CLNZ_DTYPE == CLNZ_DT_U64
+typedef ulong ekey_t;
+#else
+typedef long ekey_t;
+#endif
+
+#if CLNZ_DTYPE == CLNZ_DT_F16
+#define ELEM_MAG_MASK 0x7fffUL
+#define ELEM_INF_BITS 0x7c00UL
+#elif CLNZ_DTYPE == CLNZ_DT_F32
+#define ELEM_MAG_MASK 0x7fffffffUL
+#define ELEM_INF_BITS 0x7f800000UL
+#elif CLNZ_DTYPE == CLNZ_DT_F64
+#define ELEM_MAG_MASK 0x7fffffffffffffffUL
+#define ELEM_INF_BITS 0x7ff0000000000000UL
+#endif
+
+inline ekey_t elem_key(bits_t b)
+{
+#if CLNZ_DTYPE == CLNZ_DT_BOOL
+    return b != 0; /* any byte but 0 is true */
+#elif CLNZ_DTYPE == CLNZ_DT_I8
+    return (char)b;
+#elif CLNZ_DTYPE == CLNZ_DT_I16
+    return (short)b;
+#elif CLNZ_DTYPE == CLNZ_DT_I32
+    return (int)b;
+#elif CLNZ_DTYPE == CLNZ_DT_I64
+    return (long)b;
+#elif defined(ELEM_MAG_MASK)
+    /* sign-magnitude to two's complement: -0.0 and +0.0 both map to 0 */
+    long mag = (long)(b & ELEM_MAG_MASK);
+    return (b & ~ELEM_MAG_MASK) ? -mag : mag;
+#else
+    return b;
+#endif
+}
+
+/* Is x OP v, for a predicate that the host reduced to "key in [lo, hi]",
+ * inverted for "ne"? NaN compares false, except for "ne". No branches: the
+ * result feeds a count, not a jump. */
+inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
+{
+    ekey_t k = elem_key(b);
+    uint in = (uint)(k >= lo) & (uint)(k <= hi);
+#ifdef ELEM_MAG_MASK
+    uint nan = (uint)((b & ELEM_MAG_MASK) > ELEM_INF_BITS);
+    return ((in ^ invert) & (nan ^ 1u)) | (nan & invert);
+#else
+    return in ^ invert;
+#endif
+}
+
+/* meta holds shape[0..rank) then strides[0..rank), strides in elements. */
+#define META_SHAPE(meta, d) ((meta)[(d)])
+#define META_STRIDE(meta, rank, d) ((meta)[(rank) + (d)])
+
+/* Walks the logical array in C order from a given flat index, keeping the
+ * memory offset and, when asked, the coordinates. One div/mod per dimension
+ * at the start, then an odometer step per element. */
+typedef struct {
+    long off;
+    long coord[CLNZ_MAX_RANK];
+} walker;
+
+inline void walker_init(walker *w, ulong first, int rank, __global const long *meta, int track)
+{
+    if (!track) {
+        w->off = (long)first;
+        return;
+    }
+    ulong rem = first;
+    long off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        ulong extent = (ulong)META_SHAPE(meta, d);
+        ulong c = rem % extent;
+        rem /= extent;
+        w->coord[d] = (long)c;
+        off += (long)c * META_STRIDE(meta, rank, d);
+    }
+    w->off = off;
+}
+
+inline void walker_next(walker *w, int rank, __global const long *meta, int track)
+{
+    if (!track) {
+        w->off += 1;
+        return;
+    }
+    int d = rank - 1;
+    w->coord[d] += 1;
+    w->off += META_STRIDE(meta, rank, d);
+    while (d > 0 && w->coord[d] == META_SHAPE(meta, d)) {
+        w->off -= META_SHAPE(meta, d) * META_STRIDE(meta, rank, d);
+        w->coord[d] = 0;
+        --d;
+        w->coord[d] += 1;
+        w->off += META_STRIDE(meta, rank, d);
+    }
+}
+
+#endif /* CLNZ_ELEMENT_CL */

@@ -1,0 +1,136 @@
+/* nonzero.cl: the fused nonzero pipeline (reduce, then scan, then write).
+ *
+ * The mask is never stored: nz_count evaluates the predicate and writes one
+ * count per tile, the host scans those counts (scan.cl) into tile offsets and
+ * the total, and nz_write evaluates the predicate again, scans the per-work-item
+ * counts of its tile in local memory (Blelloch) and writes each selected
+ * element's coordinates at its offset. Both passes partition the input the same
+ * way: tile g is work-group g, and work-item l owns ITEMS consecutive elements
+ * of it, so offsets come out in C order. */
+#ifndef ITEMS
+#define ITEMS 16
+#endif
+#include "element.cl"
+#include "blelloch.cl"
+
+/* Must match enum clnz_layout in include/clnz.h. */
+#define LAYOUT_ROWS 0
+#define LAYOUT_COLUMNS 1
+#define LAYOUT_FLAT 2
+
+/* Counts the selected elements of this work-item's chunk. */
+inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ulong n, int rank,
+                         __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                         uint invert)
+{
+    ulong c = 0;
+    if (first >= n)
+        return 0;
+    if (contiguous) {
+        __global const bits_t *p = in + in_off + first;
+        if (first + ITEMS <= n) { /* full chunk: no bounds checks */
+            for (uint j = 0; j < ITEMS; ++j)
+                c += elem_selected(p[j], lo, hi, invert);
+        } else {
+            for (uint j = 0; j < n - first; ++j)
+                c += elem_selected(p[j], lo, hi, invert);
+        }
+        return c;
+    }
+    walker w;
+    walker_init(&w, first, rank, meta, 1);
+    ulong last = min(first + ITEMS, n);
+    for (ulong i = first; i < last; ++i) {
+        c += elem_selected(in[in_off + w.off], lo, hi, invert);
+        if (i + 1 < last)
+            walker_next(&w, rank, meta, 1);
+    }
+    return c;
+}
+
+__kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank,
+                       __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                       uint invert, __global ulong *tile_counts, ulong counts_off, uint p2,
+                       __local ulong *scratch)
+{
+    ulong tile = (ulong)get_local_size(0) * ITEMS;
+    ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
+    ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert);
+    ulong total;
+    wg_exclusive_scan(c, scratch, p2, &total);
+    if (get_local_id(0) == 0)
+        tile_counts[counts_off + get_group_id(0)] = total;
+}
+
+/* Index outputs are int64, or 32-bit (int32 and uint32 share the bit pattern
+ * once the host has checked that every index fits). */
+inline void put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
+{
+    if (idx_bytes == 8)
+        ((__global long *)out)[pos] = value;
+    else
+        ((__global uint *)out)[pos] = (uint)value;
+}
+
+/* Writes entry o (the o-th selected element, flat index i) in the chosen
+ * layout. Column j of a width-W entry is dimension rank - W + j; the columns
+ * before dimension 0 are zeros (DirectML's coordinate width). */
+inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                      int idx_bytes, ulong o, ulong i, int rank, const walker *w)
+{
+    if (layout == LAYOUT_FLAT) {
+        put_index(out, out_off + o, (long)i, idx_bytes);
+        return;
+    }
+    for (int j = 0; j < width; ++j) {
+        int d = rank - width + j;
+        long v = d < 0 ? 0 : (rank == 1 ? (long)i : w->coord[d]);
+        ulong pos = layout == LAYOUT_ROWS ? o * (ulong)width + j : (ulong)j * capacity + o;
+        put_index(out, out_off + pos, v, idx_bytes);
+    }
+}
+
+__kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
+                       __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                       uint invert, __global const ulong *tile_offsets, ulong offsets_off,
+                       __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                       int idx_bytes, uint p2, __local ulong *scratch)
+{
+    ulong tile = (ulong)get_local_size(0) * ITEMS;
+    ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
+    ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert);
+    ulong total;
+    ulong o = tile_offsets[offsets_off + get_group_id(0)] + wg_exclusive_scan(c, scratch, p2, &total);
+    if (c == 0 || o >= capacity)
+        return;
+
+    /* Coordinates come from the odometer unless they are not needed: flat
+     * output of a contiguous input, or a 1-D input whose coordinate is i. */
+    int need_coords = rank > 1 && layout != LAYOUT_FLAT;
+    int track = !contiguous || need_coords;
+    walker w;
+    walker_init(&w, first, rank, meta, track);
+    ulong last = min(first + ITEMS, n);
+    for (ulong i = first; i < last && o < capacity; ++i) {
+        if (elem_selected(in[in_off + w.off], lo, hi, invert)) {
+            put_entry(out, out_off, capacity, layout, width, idx_bytes, o, i, rank, &w);
+            ++o;
+        }
+        if (i + 1 < last)
+            walker_next(&w, rank, meta, track);
+    }
+}
+
+/* Static capacity: entries from the true count up to the capacity get the
+ * fill value. One work-item per index slot. */
+__kernel void nz_fill(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                      int idx_bytes, __global const ulong *count, ulong count_off, long fill)
+{
+    ulong e = get_global_id(0);
+    ulong per_entry = layout == LAYOUT_FLAT ? 1 : (ulong)width;
+    if (e >= capacity * per_entry)
+        return;
+    ulong entry = layout == LAYOUT_COLUMNS ? e % capacity : e / per_entry;
+    if (entry >= count[count_off])
+        put_index(out, out_off + e, fill, idx_bytes);
+}
