@@ -7,7 +7,10 @@
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
 {
     char opts[64];
+    /* a tile of one element would never shrink the problem: at least two */
     size_t items = plan_items(ctx, 1);
+    if (items < 2)
+        items = 2;
     kit->is_u64 = is_u64;
     kit->elem = is_u64 ? 8 : 4;
     snprintf(opts, sizeof opts, "-DSCAN_T=%s -DITEMS=%zu", is_u64 ? "ulong" : "uint", items);

@@ -1,0 +1,267 @@
+/* test_api.c: the API's contract around the pipeline: status codes and
+ * messages, checks before any work, contexts (default, selector, wrapped),
+ * the version, and kernel build failures reported with their log. Run a
+ * second time by `make test` with CLNZ_KERNEL_DIR=kernels, so every kernel
+ * file is also built from its own source file. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_version(void **state)
+{
+    (void)state;
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", CLNZ_VERSION_MAJOR, CLNZ_VERSION_MINOR,
+             CLNZ_VERSION_PATCH);
+    assert_string_equal(clnz_version_string(), want);
+    assert_int_equal(clnz_version_number(), CLNZ_VERSION_NUMBER);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    assert_non_null(strstr(clnz_status_string(CLNZ_ERROR_INDEX_OVERFLOW), "INDEX_OVERFLOW"));
+    assert_non_null(strstr(clnz_status_string(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES"));
+    assert_string_equal(clnz_status_string(-1999), "unknown status");
+}
+
+/* A small pipeline through the blocking call, to run against kernels/ too. */
+static void test_smoke_pipeline(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    float a[2][4] = {{1.0f, 0.0f, 0.0f, 2.0f}, {-0.0f, 3.5f, 0.0f, -5.2f}};
+    int64_t shape[] = {2, 4};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    clnz_result res;
+    TU_CHECK(ctx, clnz_nonzero(ctx, &t, a, NULL, &res));
+    int64_t want[] = {0, 0, 0, 3, 1, 1, 1, 3}; /* DirectML's example */
+    assert_int_equal(res.count, 4);
+    assert_memory_equal(res.indices, want, sizeof want);
+    clnz_result_free(&res);
+    /* and a mask and a scan, so that every kernel file is built */
+    cl_mem in = tu_buffer(sizeof a, a), m = tu_buffer(32, NULL), tot = tu_buffer(8, NULL);
+    TU_CHECK(ctx, clnz_mask_enqueue(ctx, &t, in, 0, NULL, CLNZ_U32, m, 0, 0, NULL, NULL));
+    TU_CHECK(ctx, clnz_scan_enqueue(ctx, CLNZ_U32, m, 0, m, 0, 8, tot, 0, 0, NULL, NULL));
+    uint32_t scanned[8], total = 0;
+    tu_read(m, 0, sizeof scanned, scanned);
+    tu_read(tot, 0, 4, &total);
+    uint32_t want_scan[] = {0, 1, 1, 1, 2, 2, 3, 3};
+    assert_memory_equal(scanned, want_scan, sizeof want_scan);
+    assert_int_equal(total, 4);
+    clReleaseMemObject(in);
+    clReleaseMemObject(m);
+    clReleaseMemObject(tot);
+}
+
+static void test_index_overflow_before_any_work(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    /* no buffers at all: the check must come first */
+    int64_t big[] = {(int64_t)1 << 31 | 1};
+    clnz_tensor t = {CLNZ_U8, 1, big, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.index_type = CLNZ_INDEX_INT32;
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INDEX_OVERFLOW);
+    assert_non_null(strstr(clnz_context_message(ctx), "int32"));
+    o.index_type = CLNZ_INDEX_UINT32; /* 2^31 + 1 fits uint32 rows */
+    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL,
+                                              NULL),
+                         CLNZ_ERROR_INDEX_OVERFLOW);
+    int64_t flat[] = {65537, 65536}; /* 2^32 + 65536 elements: flat indices overflow uint32 */
+    clnz_tensor f = {CLNZ_U8, 2, flat, NULL};
+    o.layout = CLNZ_LAYOUT_FLAT;
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INDEX_OVERFLOW);
+    o.layout = CLNZ_LAYOUT_ROWS; /* but rows fit */
+    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL,
+                                              NULL),
+                         CLNZ_ERROR_INDEX_OVERFLOW);
+    o.index_type = CLNZ_INDEX_INT32;
+    o.fill = (int64_t)1 << 40;
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INDEX_OVERFLOW); /* the shape is checked first */
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[] = {4}, neg[] = {-1};
+    uint8_t data[4] = {1, 0, 1, 0};
+    clnz_result res;
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    clnz_tensor bad_dtype = {(clnz_dtype)99, 1, shape, NULL};
+    clnz_tensor bad_rank = {CLNZ_U8, 33, shape, NULL};
+    clnz_tensor bad_shape = {CLNZ_U8, 1, neg, NULL};
+    assert_int_equal(clnz_nonzero(ctx, &bad_dtype, data, NULL, &res), CLNZ_ERROR_UNSUPPORTED_DTYPE);
+    assert_int_equal(clnz_nonzero(ctx, &bad_rank, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &bad_shape, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &t, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(NULL, &t, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = (clnz_layout)7;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_nonzero_options_init(&o);
+    o.pred.op = (clnz_op)42;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    /* device call: a buffer too small for the view, and a misaligned offset */
+    cl_mem in = tu_buffer(4, data), out = tu_buffer(64, NULL), cnt = tu_buffer(8, NULL);
+    int64_t five[] = {5};
+    clnz_tensor t5 = {CLNZ_U8, 1, five, NULL};
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t5, in, 0, NULL, out, 0, 4, cnt, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 9, cnt, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT); /* 9 entries of 8 bytes > 64 */
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 4, cnt, 4, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    /* capacity smaller than the count: truncated, true count reported */
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 1, cnt, 0, 0, NULL, NULL));
+    uint64_t z = 0;
+    int64_t first[2] = {-5, -5};
+    tu_read(cnt, 0, 8, &z);
+    tu_read(out, 0, 16, first);
+    assert_int_equal(z, 2);
+    assert_int_equal(first[0], 0);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+}
+
+static void test_device_selection(void **state)
+{
+    (void)state;
+    clnz_context *c = NULL;
+    char msg[256];
+    assert_int_equal(clnz_context_create("0:99", &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
+    assert_null(c);
+    assert_non_null(strstr(msg, "no device 99"));
+    assert_int_equal(clnz_context_create("zero", &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
+    assert_int_equal(clnz_context_create("0:0", &c, msg, sizeof msg), CLNZ_SUCCESS);
+    clnz_context_release(c);
+    setenv("CLNZ_DEVICE", "7:0", 1);
+    assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "CLNZ_DEVICE"));
+    unsetenv("CLNZ_DEVICE");
+    clnz_device_info infos[8];
+    int n = 0, defaults = 0;
+    assert_int_equal(clnz_list_devices(infos, 8, &n), CLNZ_SUCCESS);
+    assert_true(n >= 1);
+    for (int i = 0; i < n && i < 8; ++i)
+        defaults += infos[i].is_default;
+    assert_int_equal(defaults, 1);
+    clnz_context_release(NULL); /* NULL is fine */
+}
+
+static void test_wrapped_context(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_int e;
+    cl_command_queue q = clCreateCommandQueue(cl, clnz_context_device(base),
+                                              CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
+    if (e) /* out-of-order queues are optional */
+        q = clCreateCommandQueue(cl, clnz_context_device(base), 0, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    clnz_context *w = NULL;
+    assert_int_equal(clnz_context_wrap(cl, q, &w, NULL, 0), CLNZ_SUCCESS);
+    clReleaseCommandQueue(q); /* the wrapper holds its own reference */
+    int64_t n = 50000;
+    uint16_t *data = malloc((size_t)n * 2);
+    tu_fill(CLNZ_U16, data, (size_t)n, 0.3);
+    int64_t shape[] = {n};
+    clnz_tensor t = {CLNZ_U16, 1, shape, NULL};
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; ++i)
+        want += data[i] != 0;
+    /* chained calls: user event -> nonzero -> count, all waiting on each other */
+    cl_mem in = tu_buffer((size_t)n * 2, data), out = tu_buffer((size_t)n * 8, NULL),
+           cnt = tu_buffer(16, NULL);
+    cl_event user = clCreateUserEvent(cl, &e), ev1 = NULL, ev2 = NULL;
+    assert_int_equal(clnz_nonzero_enqueue(w, &t, in, 0, NULL, out, 0, (uint64_t)n, cnt, 0, 1,
+                                          &user, &ev1),
+                     CLNZ_SUCCESS);
+    assert_int_equal(clnz_count_enqueue(w, &t, in, 0, NULL, cnt, 8, 1, &ev1, &ev2), CLNZ_SUCCESS);
+    clSetUserEventStatus(user, CL_COMPLETE);
+    assert_int_equal(clWaitForEvents(1, &ev2), CL_SUCCESS);
+    uint64_t counts[2];
+    tu_read(cnt, 0, 16, counts);
+    assert_int_equal(counts[0], want);
+    assert_int_equal(counts[1], want);
+    clReleaseEvent(user);
+    clReleaseEvent(ev1);
+    clReleaseEvent(ev2);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+    clnz_context_release(w);
+    free(data);
+}
+
+/* A kernel that does not compile: the status is OpenCL's, the message
+ * carries the build log, and nothing crashes or leaks into later calls. */
+static void test_build_failure_reports_log(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clnz-badkernels-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/scan.cl", dir);
+    FILE *f = fopen(path, "w");
+    fputs("__kernel void scan_tiles(__global int *x) { this is not C; }\n", f);
+    fclose(f);
+    const char *old = getenv("CLNZ_KERNEL_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CLNZ_KERNEL_DIR", dir, 1);
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+    cl_mem b = tu_buffer(64, NULL);
+    clnz_status st = clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL);
+    assert_int_equal(st, CL_BUILD_PROGRAM_FAILURE);
+    const char *m = clnz_context_message(c);
+    assert_non_null(strstr(m, "kernels/scan.cl"));
+    assert_true(strchr(m, '\n') != NULL); /* the log follows the first line */
+    /* a missing kernel file is its own error */
+    uint8_t d[4] = {1, 0, 0, 1};
+    int64_t shape[] = {4};
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    int64_t count = -1;
+    assert_int_equal(clnz_count(c, &t, d, NULL, &count), CLNZ_ERROR_KERNEL_SOURCE);
+    clnz_context_release(c);
+    if (saved) {
+        setenv("CLNZ_KERNEL_DIR", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("CLNZ_KERNEL_DIR");
+    }
+    remove(path);
+    rmdir(dir);
+    clReleaseMemObject(b);
+}
+
+int main(void)
+{
+    tu_seed("test_api");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_smoke_pipeline),
+        cmocka_unit_test(test_index_overflow_before_any_work),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_device_selection),
+        cmocka_unit_test(test_wrapped_context),
+        cmocka_unit_test(test_build_failure_reports_log),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}

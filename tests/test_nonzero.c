@@ -1,0 +1,284 @@
+/* test_nonzero.c: the whole pipeline (count, scan, write, fill) against the
+ * sequential reference: every layout, index type, width and capacity, ranks
+ * 0..8 with empty dimensions, strided views, and every launch shape. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs the blocking call and the device-resident call and compares both
+ * with the reference. */
+static void check(const clnz_tensor *t, const void *data, size_t span_elems, int64_t base,
+                  const clnz_nonzero_options *o)
+{
+    clnz_context *ctx = tu_context();
+    int64_t count, entries;
+    int per;
+    int64_t *want = tu_ref_nonzero(t, (const char *)data + base * (int64_t)clnz_dtype_size(t->dtype),
+                                   o, &count, &entries, &per);
+    size_t nidx = (size_t)(entries * per);
+
+    clnz_result res;
+    TU_CHECK(ctx, clnz_nonzero(ctx, t, (const char *)data + base * (int64_t)clnz_dtype_size(t->dtype), o, &res));
+    assert_int_equal(res.count, count);
+    size_t got_n = (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
+    assert_int_equal(got_n, nidx);
+    int64_t *got = tu_widen(res.indices, res.index_type, got_n);
+    for (size_t i = 0; i < nidx; ++i)
+        if (got[i] != want[i])
+            fail_msg("blocking: index %zu of %zu: got %lld want %lld (rank %d layout %d)", i,
+                     nidx, (long long)got[i], (long long)want[i], t->rank, o->layout);
+    free(got);
+    clnz_result_free(&res);
+
+    /* device-resident: input at an offset, output after 3 entries of slack */
+    size_t es = clnz_dtype_size(t->dtype), ib = o->index_type == CLNZ_INDEX_INT64 ? 8 : 4;
+    size_t pad = 3 * (size_t)per;
+    cl_mem in = tu_buffer(span_elems * es, data);
+    uint64_t cap = (uint64_t)entries;
+    cl_mem out = tu_buffer((nidx + pad) * ib + 8, NULL);
+    cl_mem cnt = tu_buffer(16, NULL);
+    cl_event ev = NULL;
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, t, in, (size_t)base * es, o, out, pad * ib, cap, cnt,
+                                       8, 0, NULL, &ev));
+    assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
+    clReleaseEvent(ev);
+    uint64_t dcount = 0;
+    tu_read(cnt, 8, 8, &dcount);
+    assert_int_equal(dcount, count);
+    if (nidx) {
+        unsigned char *raw = malloc(nidx * ib);
+        tu_read(out, pad * ib, nidx * ib, raw);
+        got = tu_widen(raw, o->index_type, nidx);
+        for (size_t i = 0; i < nidx; ++i)
+            if (got[i] != want[i])
+                fail_msg("enqueue: index %zu: got %lld want %lld", i, (long long)got[i],
+                         (long long)want[i]);
+        free(got);
+        free(raw);
+    }
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+    free(want);
+}
+
+static void random_shape(int rank, int64_t *shape, int64_t max_elems)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) {
+        int64_t lim = max_elems / n;
+        shape[d] = lim < 1 ? 1 : 1 + (int64_t)(tu_rand() % (uint64_t)(lim < 9 ? lim : 9));
+        n *= shape[d];
+    }
+}
+
+static void test_ranks_layouts_index_types(void **state)
+{
+    (void)state;
+    for (int rank = 0; rank <= 8; ++rank) {
+        for (int dt = 0; dt < CLNZ_DTYPE_COUNT; dt += (rank % 3) + 1) {
+            int64_t shape[8];
+            random_shape(rank, shape, 20000);
+            clnz_tensor t = {(clnz_dtype)dt, rank, shape, NULL};
+            int64_t n = 1;
+            for (int d = 0; d < rank; ++d)
+                n *= shape[d];
+            void *data = malloc((size_t)n * 8 + 8);
+            tu_fill((clnz_dtype)dt, data, (size_t)n, tu_uniform());
+            for (int layout = 0; layout < 3; ++layout)
+                for (int it = 0; it < 3; ++it) {
+                    clnz_nonzero_options o;
+                    clnz_nonzero_options_init(&o);
+                    o.layout = (clnz_layout)layout;
+                    o.index_type = (clnz_index_type)it;
+                    check(&t, data, (size_t)n, 0, &o);
+                }
+            free(data);
+        }
+    }
+}
+
+static void test_every_launch_shape(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t sizes[] = {0, 1, 7, 64, 65, 4095, 4096, 4097, 70001};
+    for (int l = 0; l < tu_n_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+            int64_t shape[3] = {sizes[s], 1, 1};
+            if (sizes[s] == 70001) /* a 3-D one too */
+                shape[0] = 11, shape[1] = 91, shape[2] = 70;
+            clnz_tensor t = {CLNZ_F32, 3, shape, NULL};
+            int64_t n = shape[0] * shape[1] * shape[2];
+            float *data = malloc((size_t)n * 4 + 4);
+            tu_fill(CLNZ_F32, data, (size_t)n, s % 2 ? 0.5 : 0.03);
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)(s % 3);
+            check(&t, data, (size_t)n, 0, &o);
+            free(data);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
+static void test_empty_all_and_none_selected(void **state)
+{
+    (void)state;
+    int64_t n = 10007;
+    uint8_t *all = malloc((size_t)n), *none = calloc((size_t)n, 1);
+    memset(all, 3, (size_t)n);
+    int64_t shape[] = {n}, empty_shape[] = {5, 0, 3};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    check(&t, all, (size_t)n, 0, &o);
+    check(&t, none, (size_t)n, 0, &o);
+    clnz_tensor e = {CLNZ_U8, 3, empty_shape, NULL};
+    check(&e, all, 1, 0, &o);
+    o.has_size = 1, o.size = 4; /* static capacity of an empty input: all fill */
+    check(&e, all, 1, 0, &o);
+    free(all);
+    free(none);
+}
+
+static void test_width_and_static_capacity(void **state)
+{
+    (void)state;
+    int64_t shape[] = {1, 1, 13, 17};
+    int64_t n = 13 * 17;
+    int16_t *data = malloc((size_t)n * 2);
+    tu_fill(CLNZ_I16, data, (size_t)n, 0.4);
+    clnz_tensor t = {CLNZ_I16, 4, shape, NULL};
+    for (int layout = 0; layout < 2; ++layout)
+        for (int w = 2; w <= 7; ++w)
+            for (int it = 0; it < 3; ++it) {
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = (clnz_layout)layout;
+                o.width = w;
+                o.index_type = (clnz_index_type)it;
+                check(&t, data, (size_t)n, 0, &o);
+                o.has_size = 1;
+                int64_t sizes[] = {0, 1, 5, 200, 221};
+                for (int s = 0; s < 5; ++s) {
+                    o.size = sizes[s];
+                    o.fill = it == 2 ? -1 : s - 3;
+                    check(&t, data, (size_t)n, 0, &o);
+                }
+            }
+    /* width below the effective rank (2) is an error */
+    clnz_context *ctx = tu_context();
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.width = 1;
+    clnz_result res;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_non_null(strstr(clnz_context_message(ctx), "effective rank 2"));
+    free(data);
+}
+
+static void test_rank0(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; ++v) {
+        double x = v ? 2.5 : -0.0;
+        clnz_tensor t = {CLNZ_F64, 0, NULL, NULL};
+        for (int layout = 0; layout < 3; ++layout) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)layout;
+            check(&t, &x, 1, 0, &o);
+            clnz_result res;
+            TU_CHECK(tu_context(), clnz_nonzero(tu_context(), &t, &x, &o, &res));
+            /* rows (z, 0), columns (1, z), flat (z,) */
+            int64_t want0 = layout == 0 ? v : layout == 1 ? 1 : v;
+            assert_int_equal(res.shape[0], want0);
+            if (layout < 2)
+                assert_int_equal(res.shape[1], layout == 0 ? 0 : v);
+            clnz_result_free(&res);
+        }
+    }
+}
+
+/* Fortran order, negative strides, padded rows and a broadcast (zero) stride. */
+static void test_strided_views(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    size_t span = 40 * 50;
+    uint64_t *data = malloc(span * 8);
+    tu_fill(CLNZ_U64, data, span, 0.3);
+    struct {
+        int rank;
+        int64_t shape[3], strides[3], base;
+    } views[] = {
+        {2, {40, 50}, {1, 40}, 0},          /* Fortran order */
+        {2, {40, 50}, {-50, -1}, span - 1}, /* both axes reversed */
+        {2, {39, 45}, {50, 1}, 3},          /* padded rows */
+        {3, {4, 7, 5}, {0, 50, 2}, 1},      /* broadcast first axis, stepped */
+        {1, {1000}, {-2}, span - 1},        /* every second element backwards */
+    };
+    for (int l = 0; l < 3; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l * 2].wg, tu_launches[l * 2].items));
+        for (size_t v = 0; v < sizeof views / sizeof views[0]; ++v) {
+            clnz_tensor t = {CLNZ_U64, views[v].rank, views[v].shape, views[v].strides};
+            for (int layout = 0; layout < 3; ++layout) {
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = (clnz_layout)layout;
+                o.pred = clnz_pred_int(CLNZ_OP_GT, 3);
+                check(&t, data, span, views[v].base, &o);
+            }
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    free(data);
+}
+
+static void test_count_matches(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t n = 123457;
+    float *data = malloc((size_t)n * 4);
+    tu_fill(CLNZ_F32, data, (size_t)n, 0.5);
+    int64_t shape[] = {n};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    clnz_predicate ps[] = {clnz_pred_nonzero(), clnz_pred_float(CLNZ_OP_GE, 0.5),
+                           clnz_pred_int(CLNZ_OP_LT, 0)};
+    for (int k = 0; k < 3; ++k) {
+        int64_t want = 0, got = -1;
+        for (int64_t i = 0; i < n; ++i)
+            want += tu_ref_selected(CLNZ_F32, &data[i], &ps[k]);
+        TU_CHECK(ctx, clnz_count(ctx, &t, data, &ps[k], &got));
+        assert_int_equal(got, want);
+        cl_mem in = tu_buffer((size_t)n * 4, data), c = tu_buffer(8, NULL);
+        TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in, 0, &ps[k], c, 0, 0, NULL, NULL));
+        uint64_t dc = 0;
+        tu_read(c, 0, 8, &dc);
+        assert_int_equal(dc, want);
+        clReleaseMemObject(in);
+        clReleaseMemObject(c);
+    }
+    free(data);
+}
+
+int main(void)
+{
+    tu_seed("test_nonzero");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranks_layouts_index_types),
+        cmocka_unit_test(test_every_launch_shape),
+        cmocka_unit_test(test_empty_all_and_none_selected),
+        cmocka_unit_test(test_width_and_static_capacity),
+        cmocka_unit_test(test_rank0),
+        cmocka_unit_test(test_strided_views),
+        cmocka_unit_test(test_count_matches),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* testutil.h: what the C test suites share: a context on the test device,
+ * seeded random numbers, and sequential reference implementations that do
+ * not share code with the library. */
+#ifndef CLNZ_TESTUTIL_H
+#define CLNZ_TESTUTIL_H
+
+#include "clnz.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* The device under test: CLNZ_DEVICE or the default. Created once. */
+clnz_context *tu_context(void);
+void tu_context_done(void);
+
+/* Seed from CLNZ_TEST_SEED, else the clock; printed so a failure can be
+ * replayed with CLNZ_TEST_SEED=<seed>. */
+void tu_seed(const char *suite);
+uint64_t tu_rand(void);
+double tu_uniform(void);
+
+/* Launch shapes every suite runs through: (work-group size, items). */
+typedef struct {
+    size_t wg, items;
+} tu_launch;
+extern const tu_launch tu_launches[];
+extern const int tu_n_launches;
+
+/* Random bit patterns for a dtype, with about `density` of them nonzero and
+ * special values (signed zeros, NaNs, infinities, denormals) mixed in. */
+void tu_fill(clnz_dtype dt, void *data, size_t n, double density);
+
+/* Reference predicate on one element (by bit pattern), numpy's rules. */
+int tu_ref_selected(clnz_dtype dt, const void *elem, const clnz_predicate *p);
+
+/* Reference nonzero: returns a malloc'd C-order array of int64 entries in
+ * the result's shape (*entries entries, *per_entry indices each) and the true
+ * count. data points at logical element 0 with element strides. */
+int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonzero_options *o,
+                        int64_t *count, int64_t *entries, int *per_entry);
+
+/* Converts an index array of the given type to int64 (malloc'd). */
+int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n);
+
+/* Device buffer from host bytes (read-write). */
+cl_mem tu_buffer(size_t bytes, const void *init);
+void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst);
+
+#define TU_CHECK(ctx, call)                                                         \
+    do {                                                                            \
+        clnz_status st_ = (call);                                                   \
+        if (st_ != CLNZ_SUCCESS)                                                    \
+            fail_msg("%s -> %s: %s", #call, clnz_status_string(st_),                \
+                     clnz_context_message(ctx));                                    \
+    } while (0)
+
+#endif
