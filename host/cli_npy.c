@@ -221,8 +221,9 @@ int npy_read(const char *path, npy_array *a, char *err, size_t err_size)
         hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         hstart = 12;
     } else {
+        int major = b[6], minor = b[7];
         npy_free(a);
-        FAIL("%s: unsupported .npy format version %d.%d", path, b[6], b[7]);
+        FAIL("%s: unsupported .npy format version %d.%d", path, major, minor);
     }
     if (hlen > size - hstart) {
         npy_free(a);

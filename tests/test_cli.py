@@ -1,0 +1,366 @@
+"""Command-line tests: `clnz` against numpy, the reference oracle.
+
+Run with Debian's interpreter (/usr/bin/python3 -m pytest tests/test_cli.py);
+`make test` does. CLNZ_TEST_SEED replays a run; the seed is printed on failure.
+"""
+import os
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLNZ = os.environ.get("CLNZ", os.path.join(ROOT, "build", "clnz"))
+SEED = int(os.environ.get("CLNZ_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
+
+DTYPES = ["?", "u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f2", "f4", "f8"]
+INDEX = {"int64": np.int64, "int32": np.int32, "uint32": np.uint32}
+
+
+def pytest_report_header(config):
+    return f"clnz CLI tests, seed {SEED}"
+
+
+@pytest.fixture
+def rng(request):
+    # one stream per test, derived from the run's seed and the test's name
+    name = request.node.name.encode()
+    return np.random.default_rng([SEED, int.from_bytes(name[:8].ljust(8, b"\0"), "little")])
+
+
+def run(*args, check=True):
+    p = subprocess.run([CLNZ, *map(str, args)], capture_output=True, text=True, timeout=120)
+    if check and p.returncode != 0:
+        raise AssertionError(f"clnz {' '.join(map(str, args))} failed ({p.returncode}): "
+                             f"{p.stderr} [seed {SEED}]")
+    return p
+
+
+def random_array(rng, dtype, shape, density=0.3):
+    """Random values of a dtype with about `density` nonzero, specials included."""
+    n = int(np.prod(shape, dtype=np.int64))
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        raw = rng.integers(0, 256, n, dtype=np.uint8)
+        raw[rng.random(n) >= density] = 0
+        return raw.view(np.bool_).reshape(shape)  # bytes other than 0/1 are true too
+    if dt.kind == "f":
+        a = rng.integers(-6, 7, n).astype(dt) / 2
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0,
+                             np.finfo(dt).tiny / 2, -np.finfo(dt).tiny / 4,
+                             np.finfo(dt).max, np.finfo(dt).smallest_subnormal], dtype=dt)
+        pick = rng.random(n) < 0.1
+        a[pick] = specials[rng.integers(0, len(specials), pick.sum())]
+    else:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        small = rng.random(n) < 0.5
+        a[small] = rng.integers(max(info.min, -5), 6, small.sum()).astype(dt)
+    a[rng.random(n) >= density] = 0
+    return a.reshape(shape)
+
+
+def save(tmp_path, a, name="in.npy", **kw):
+    path = tmp_path / name
+    if kw:
+        with open(path, "wb") as f:
+            np.lib.format.write_array(f, a, **kw)
+    else:
+        np.save(path, a)
+    return path
+
+
+def nonzero(tmp_path, a, *opts, **save_kw):
+    inp = save(tmp_path, a, **save_kw)
+    out = tmp_path / "out.npy"
+    cnt = tmp_path / "count.npy"
+    run("nonzero", inp, "-o", out, "--count-out", cnt, *opts)
+    return np.load(out), np.load(cnt)
+
+
+def expect_equal(got, want):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype, SEED)
+    assert got.shape == want.shape, (got.shape, want.shape, SEED)
+    assert np.array_equal(got, want), f"mismatch [seed {SEED}]"
+
+
+# ---- nonzero against numpy ------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rank", range(0, 9))
+def test_every_dtype_and_rank(tmp_path, rng, dtype, rank):
+    shape = tuple(int(x) for x in rng.integers(1, 5 if rank > 3 else 12, rank))
+    if rank >= 2 and rng.random() < 0.2:
+        shape = shape[:1] + (0,) + shape[2:]  # an empty dimension
+    a = random_array(rng, dtype, shape, density=rng.random())
+    got, count = nonzero(tmp_path, a)
+    want = np.argwhere(a) if rank > 0 else np.zeros((int(bool(a)), 0), np.int64)
+    expect_equal(got, want.astype(np.int64))
+    assert count.shape == () and count.dtype == np.int64
+    assert int(count) == np.count_nonzero(a)
+
+
+@pytest.mark.parametrize("layout", ["rows", "columns", "flat"])
+@pytest.mark.parametrize("index", ["int64", "int32", "uint32"])
+def test_layouts_and_index_types(tmp_path, rng, layout, index):
+    a = random_array(rng, "f4", (7, 13, 5), density=0.4)
+    got, _ = nonzero(tmp_path, a, "--layout", layout, "--index", index)
+    want = {"rows": np.argwhere(a), "columns": np.array(np.nonzero(a)),
+            "flat": np.flatnonzero(a)}[layout]
+    expect_equal(got, want.astype(INDEX[index]))
+
+
+@pytest.mark.parametrize("layout", ["rows", "columns", "flat"])
+def test_zero_d_input(tmp_path, layout):
+    for value in (0.0, -0.0, 3.0, np.nan):
+        a = np.array(value, np.float64)
+        got, count = nonzero(tmp_path, a, "--layout", layout)
+        z = int(np.count_nonzero(a))
+        want = {"rows": np.zeros((z, 0)), "columns": np.array(np.nonzero(np.atleast_1d(a))),
+                "flat": np.flatnonzero(a)}[layout]
+        expect_equal(got, want.astype(np.int64))
+        assert int(count) == z
+
+
+def test_fortran_big_endian_and_format_versions(tmp_path, rng):
+    for dtype in ["<f4", ">f4", ">i8", ">u2", ">f2", "<f8", ">f8", "|u1"]:
+        a = random_array(rng, dtype.lstrip("<>|"), (6, 9, 4)).astype(dtype)
+        for order in ("C", "F"):
+            b = np.asarray(a, order=order)
+            for version in [(1, 0), (2, 0), (3, 0)]:
+                got, _ = nonzero(tmp_path, b, version=version)
+                expect_equal(got, np.argwhere(b))
+
+
+def test_large_random(tmp_path, rng):
+    a = random_array(rng, "u1", (1013, 1537), density=0.05)
+    got, count = nonzero(tmp_path, a)
+    expect_equal(got, np.argwhere(a))
+    assert int(count) == np.count_nonzero(a)
+
+
+@pytest.mark.parametrize("width", [2, 3, 5])
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_width(tmp_path, rng, width, layout):
+    a = random_array(rng, "i4", (1, 6, 8), density=0.5)  # effective rank 2
+    got, _ = nonzero(tmp_path, a, "--width", width, "--layout", layout)
+    coords = np.argwhere(a)
+    if width >= 3:
+        want = np.concatenate([np.zeros((len(coords), width - 3), np.int64), coords], axis=1)
+    else:
+        want = coords[:, 3 - width:]
+    if layout == "columns":
+        want = want.T
+    expect_equal(got, want.astype(np.int64))
+
+
+@pytest.mark.parametrize("size", [0, 3, 17, 200])
+@pytest.mark.parametrize("index,fill", [("int64", None), ("int32", 7), ("uint32", None),
+                                        ("uint32", 0)])
+def test_static_size_and_fill(tmp_path, rng, size, index, fill):
+    a = random_array(rng, "f8", (9, 11), density=0.2)
+    opts = ["--size", size, "--index", index] + ([] if fill is None else ["--fill", fill])
+    for layout in ("rows", "columns", "flat"):
+        got, count = nonzero(tmp_path, a, "--layout", layout, *opts)
+        assert int(count) == np.count_nonzero(a)  # the true count, even when truncated
+        full = np.argwhere(a) if layout != "flat" else np.flatnonzero(a)[:, None]
+        f = -1 if fill is None else fill
+        pad = np.full((max(size - len(full), 0), full.shape[1]), f, np.int64)
+        want = np.concatenate([full[:size], pad]).astype(np.int64)
+        want = want.astype(INDEX[index])  # -1 as uint32 is 4294967295
+        want = {"rows": want, "columns": want.T, "flat": want[:, 0]}[layout]
+        expect_equal(got, want)
+
+
+# ---- predicates: compared as numpy compares with a Python scalar ------------
+
+OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+       "gt": np.greater, "ge": np.greater_equal}
+VALUES = ["0", "1", "-1", "2", "-3", "127", "128", "255", "256", "300", "2049", "65535",
+          "16777217", "2147483648", "-2147483649", "9223372036854775807",
+          "9223372036854775808", "18446744073709551615",
+          "0.0", "-0.0", "0.5", "-2.5", "0.1", "300.1", "1e-10", "65504.0", "65519.0",
+          "65520.0", "70000.0", "1e39", "3.4028235e38", "inf", "-inf", "nan"]
+
+
+def py_value(text):
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_predicates_match_numpy(tmp_path, rng, dtype):
+    a = random_array(rng, dtype, (500,), density=0.8)
+    if dtype == "f2":  # every half pattern once
+        a = np.arange(65536, dtype=np.uint16).view(np.float16)
+    inp = save(tmp_path, a)
+    out = tmp_path / "o.npy"
+    for k, text in enumerate(VALUES):
+        for op in (list(OPS)[k % 6], list(OPS)[(k + 3) % 6]):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    mask = OPS[op](a, py_value(text))
+                except OverflowError:
+                    continue
+            run("nonzero", inp, "-o", out, "--layout", "flat", "--pred", f"{op}:{text}")
+            got = np.load(out)
+            want = np.flatnonzero(mask)
+            assert np.array_equal(got, want), (dtype, op, text, SEED)
+            if k % 4 == 0:
+                c = run("count", inp, "--pred", f"{op}:{text}").stdout
+                assert int(c) == len(want), (dtype, op, text)
+
+
+def test_count_command(tmp_path, rng):
+    a = random_array(rng, "f4", (300, 301), density=0.3)
+    inp = save(tmp_path, a)
+    assert run("count", inp).stdout == f"{np.count_nonzero(a)}\n"
+    assert int(run("count", inp, "--pred=ge:0.5").stdout) == np.count_nonzero(a >= 0.5)
+
+
+# ---- help, devices ---------------------------------------------------------
+
+def test_help_and_version():
+    for args in (["--help"], ["nonzero", "--help"], ["count", "--help"], ["devices", "--help"]):
+        p = run(*args)
+        assert p.stdout.startswith("usage: clnz")
+    assert run("--version").stdout.startswith("clnz ")
+
+
+def test_devices_marks_the_default():
+    lines = run("devices").stdout.splitlines()
+    assert lines and sum(line.startswith("*") for line in lines) == 1
+
+
+def test_device_option(tmp_path, rng):
+    a = random_array(rng, "i2", (50,))
+    inp = save(tmp_path, a)
+    assert int(run("count", inp, "--device", "0:0").stdout) == np.count_nonzero(a)
+    env = dict(os.environ, CLNZ_DEVICE="0:0")
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a)
+
+
+# ---- errors: exit status, one line on stderr, nothing written ------------------
+
+def expect_error(code, *args, contains=None):
+    p = run(*args, check=False)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("clnz: "), p.stderr
+    if contains:
+        assert contains in lines[0], lines[0]
+    return lines[0]
+
+
+def test_usage_errors(tmp_path):
+    inp = save(tmp_path, np.ones(3, np.int8))
+    out = tmp_path / "o.npy"
+    expect_error(2)
+    expect_error(2, "frobnicate")
+    expect_error(2, "nonzero", inp)  # no -o
+    expect_error(2, "nonzero", "-o", out)  # no input
+    expect_error(2, "nonzero", inp, "-o", out, "--bogus")
+    expect_error(2, "nonzero", inp, "-o", out, "--layout", "diagonal")
+    expect_error(2, "nonzero", inp, "-o", out, "--index", "int16")
+    expect_error(2, "nonzero", inp, "-o", out, "--pred", "gt")
+    expect_error(2, "nonzero", inp, "-o", out, "--pred", "xx:1")
+    expect_error(2, "nonzero", inp, "-o", out, "--pred", "gt:one")
+    expect_error(2, "nonzero", inp, "-o", out, "--pred", "gt:99999999999999999999999")
+    expect_error(2, "nonzero", inp, "-o", out, "--width", "-1")
+    expect_error(2, "nonzero", inp, "-o", out, "--width", "33")
+    expect_error(2, "nonzero", inp, "-o", out, "--size", "-4")
+    expect_error(2, "nonzero", inp, "-o", out, "--index", "int32", "--fill", "4294967296")
+    expect_error(2, "nonzero", inp, "-o", out, "--index", "uint32", "--fill", "-2")
+    expect_error(2, "nonzero", inp, "-o", out, "--size")  # no value
+    expect_error(2, "nonzero", inp, inp, "-o", out)
+    expect_error(2, "count", inp, "--layout", "rows")  # a nonzero option
+    expect_error(2, "count", inp, "--device", "banana")
+    expect_error(2, "count", inp, "--device", "9:0")
+    assert not out.exists()
+
+
+def header_only(tmp_path, header, data=b"", name="bad.npy"):
+    path = tmp_path / name
+    h = header.encode()
+    pad = 64 - (10 + len(h) + 1) % 64
+    h = h + b" " * pad + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + data)
+    return path
+
+
+def test_malformed_inputs(tmp_path):
+    good = save(tmp_path, np.arange(12, dtype=np.int32).reshape(3, 4), name="good.npy")
+    raw = good.read_bytes()
+    cases = {
+        "missing": tmp_path / "nope.npy",
+        "empty": tmp_path / "empty.npy",
+        "truncated data": tmp_path / "trunc.npy",
+        "truncated header": tmp_path / "trunch.npy",
+        "bad magic": tmp_path / "magic.npy",
+        "bad version": tmp_path / "version.npy",
+    }
+    cases["empty"].write_bytes(b"")
+    cases["truncated data"].write_bytes(raw[:-5])
+    cases["truncated header"].write_bytes(raw[:40])
+    cases["bad magic"].write_bytes(b"\x93NUMPX" + raw[6:])
+    cases["bad version"].write_bytes(raw[:6] + b"\x07" + raw[7:])
+    cases["directory"] = tmp_path
+    cases["extra data"] = tmp_path / "extra.npy"
+    cases["extra data"].write_bytes(raw + b"xx")
+    headers = {
+        "complex": "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }",
+        "object": "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }",
+        "structured": "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (2,), }",
+        "string": "{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }",
+        "not a dict": "[1, 2]",
+        "no shape": "{'descr': '<i4', 'fortran_order': False, }",
+        "bad shape": "{'descr': '<i4', 'fortran_order': False, 'shape': (2, -1), }",
+        "absurd shape": "{'descr': '<i4', 'fortran_order': False, "
+                        "'shape': (4294967296, 4294967296, 4294967296), }",
+        "too many dims": "{'descr': '<i4', 'fortran_order': False, 'shape': (" + "1, " * 33 + "), }",
+        "bad order": "{'descr': '<i4', 'fortran_order': maybe, 'shape': (2,), }",
+        "shape vs data": "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }",
+    }
+    for name, header in headers.items():
+        cases[name] = header_only(tmp_path, header, b"\0" * 8, name=name.replace(" ", "_") + ".npy")
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"precious")
+    for name, path in cases.items():
+        expect_error(1, "nonzero", path, "-o", out)
+        expect_error(1, "count", path)
+        assert out.read_bytes() == b"precious", name  # untouched
+    leftovers = [p.name for p in tmp_path.iterdir() if "clnz-tmp" in p.name]
+    assert leftovers == []
+
+
+def test_index_overflow_is_an_error_before_any_work(tmp_path):
+    # a sparse file: 2^31 + 1 bytes of zeros that never touch the disk
+    n = 2**31 + 1
+    path = header_only(tmp_path, "{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }" % n)
+    with open(path, "r+b") as f:
+        f.truncate(path.stat().st_size + n)
+    out = tmp_path / "out.npy"
+    expect_error(1, "nonzero", path, "-o", out, "--index", "int32", contains="int32")
+    assert not out.exists()
+
+
+def test_width_below_effective_rank(tmp_path, rng):
+    inp = save(tmp_path, random_array(rng, "u1", (1, 4, 5)))
+    out = tmp_path / "out.npy"
+    expect_error(1, "nonzero", inp, "-o", out, "--width", "1", contains="effective rank 2")
+    assert not out.exists()
+
+
+def test_unwritable_output(tmp_path, rng):
+    inp = save(tmp_path, random_array(rng, "u1", (4, 5)))
+    expect_error(1, "nonzero", inp, "-o", tmp_path / "no" / "such" / "dir.npy")
+    cnt = tmp_path / "c.npy"
+    out = tmp_path / "out.npy"
+    # the coordinates are fine but the count cannot be written: neither appears
+    expect_error(1, "nonzero", inp, "-o", out, "--count-out", tmp_path / "missing" / "c.npy")
+    assert not out.exists() and not cnt.exists()
