@@ -9,8 +9,8 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPI
 LDLIBS = -lOpenCL -lm
 
 LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c \
-          host/launch.c host/tensor.c host/predicate.c host/scan.c host/nonzero.c \
-          host/host_api.c
+          host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
+          host/enqueue.c host/host_api.c
 CLI_SRC = host/cli_main.c host/cli_npy.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl
@@ -20,7 +20,7 @@ LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
 TEST_BIN = $(TESTS:%=build/%)
 
-.PHONY: all run test test-c test-cli deps clean
+.PHONY: all run test check-kernels deps clean
 all: build/libclnz.so build/libclnz.a build/clnz
 
 build/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h
@@ -62,9 +62,25 @@ deps:
 run: deps all
 	$(PYTHON) scripts/run-sample
 
+# Every kernel file compiles on its own as OpenCL C 1.2, for every dtype
+# (clang's OpenCL front end; skipped where clang is missing).
+CLANG ?= clang
+check-kernels:
+	@if ! command -v $(CLANG) >/dev/null; then echo "check-kernels: no clang, skipped"; exit 0; fi; \
+	set -e; for f in $(KERNEL_ALL); do \
+	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels $$f; \
+	done; \
+	for d in 0 1 2 3 4 5 6 7 8 9 10 11; do \
+	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	    -DCLNZ_DTYPE=$$d kernels/nonzero.cl; \
+	done; \
+	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	  -DSCAN_T=uint kernels/scan.cl; \
+	echo "check-kernels: every kernel file compiles alone as OpenCL C 1.2"
+
 # The C suites run against the kernel files themselves too (CLNZ_KERNEL_DIR),
 # so a kernel that only compiles once embedded cannot slip through.
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels build/test_api
 	@echo "== command-line tests against numpy"

@@ -298,23 +298,37 @@ static clnz_tensor tensor_of(const npy_array *arr)
     return t;
 }
 
-static int cmd_nonzero(int argc, char **argv)
+/* Parses the arguments, reads INPUT and opens the device: what both
+ * commands do first. On failure returns the exit status and holds nothing. */
+static int start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
+                 clnz_context **ctx)
 {
-    cli_args a = {0};
-    clnz_nonzero_options_init(&a.opts);
-    int rc = parse_args(argc, argv, 1, &a);
+    memset(a, 0, sizeof *a);
+    clnz_nonzero_options_init(&a->opts);
+    *ctx = NULL;
+    int rc = parse_args(argc, argv, is_nonzero, a);
     if (rc)
         return rc;
     char err[512];
-    npy_array arr;
-    if (npy_read(a.input, &arr, err, sizeof err))
+    if (npy_read(a->input, arr, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
-    clnz_context *ctx = NULL;
+    rc = open_context(a->device, ctx);
+    if (rc)
+        npy_free(arr);
+    return rc;
+}
+
+static int cmd_nonzero(int argc, char **argv)
+{
+    cli_args a;
+    npy_array arr;
+    clnz_context *ctx;
+    int rc = start(argc, argv, 1, &a, &arr, &ctx);
+    if (rc)
+        return rc;
+    char err[512];
     clnz_result res = {0};
     npy_pending out = {0}, cnt = {0};
-    rc = open_context(a.device, &ctx);
-    if (rc)
-        goto done;
     clnz_tensor t = tensor_of(&arr);
     clnz_status st = clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
     if (st) {
@@ -328,11 +342,8 @@ static int cmd_nonzero(int argc, char **argv)
                       &out, err, sizeof err) ||
         (a.count_out && npy_write_tmp(a.count_out, "<i8", 0, NULL, &res.count, sizeof res.count,
                                       &cnt, err, sizeof err)) ||
-        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err)) {
+        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err))
         rc = fail(EXIT_FAIL, "%s", err);
-        goto done;
-    }
-    rc = EXIT_OK;
 done:
     npy_discard(&out);
     npy_discard(&cnt);
@@ -344,26 +355,19 @@ done:
 
 static int cmd_count(int argc, char **argv)
 {
-    cli_args a = {0};
-    clnz_nonzero_options_init(&a.opts);
-    int rc = parse_args(argc, argv, 0, &a);
+    cli_args a;
+    npy_array arr;
+    clnz_context *ctx;
+    int rc = start(argc, argv, 0, &a, &arr, &ctx);
     if (rc)
         return rc;
-    char err[512];
-    npy_array arr;
-    if (npy_read(a.input, &arr, err, sizeof err))
-        return fail(EXIT_FAIL, "%s", err);
-    clnz_context *ctx = NULL;
-    rc = open_context(a.device, &ctx);
-    if (!rc) {
-        clnz_tensor t = tensor_of(&arr);
-        int64_t count = 0;
-        clnz_status st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
-        if (st)
-            rc = lib_fail(ctx, st, a.input);
-        else
-            printf("%" PRId64 "\n", count);
-    }
+    clnz_tensor t = tensor_of(&arr);
+    int64_t count = 0;
+    clnz_status st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
+    if (st)
+        rc = lib_fail(ctx, st, a.input);
+    else
+        printf("%" PRId64 "\n", count);
     clnz_context_release(ctx);
     npy_free(&arr);
     return rc;

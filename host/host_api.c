@@ -49,6 +49,51 @@ static clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
     return CL_CHECK(ch->ctx, e, "clEnqueueReadBuffer");
 }
 
+/* The counting half both blocking calls share: upload, count, read z. */
+typedef struct {
+    nz_plan p;
+    int64_t base;
+    cl_mem inb, meta, countb;
+    chain ch;
+    uint64_t z;
+} host_run;
+
+static clnz_status host_run_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                                  const clnz_predicate *pred, host_run *r)
+{
+    memset(r, 0, sizeof *r);
+    chain_begin(&r->ch, ctx, 0, NULL);
+    clnz_status st = nz_plan_make(ctx, in, pred, &r->p);
+    if (!st)
+        st = upload(ctx, &r->p.t, data, &r->inb, &r->base);
+    if (!st)
+        st = tensor_meta_buffer(ctx, &r->p.t, &r->meta);
+    if (st)
+        return st;
+    cl_int e = CL_SUCCESS;
+    r->countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
+    st = CL_CHECK(ctx, e, "clCreateBuffer(count)");
+    if (!st)
+        st = nz_enqueue_count(&r->ch, &r->p, r->inb, r->base, r->meta, r->countb, 0);
+    cl_ulong z = 0;
+    if (!st)
+        st = read_back(&r->ch, r->countb, sizeof z, &z);
+    r->z = z;
+    return st;
+}
+
+static clnz_status host_run_end(host_run *r, clnz_status st)
+{
+    st = chain_end(&r->ch, st, NULL);
+    if (r->countb)
+        clReleaseMemObject(r->countb);
+    if (r->meta)
+        clReleaseMemObject(r->meta);
+    if (r->inb)
+        clReleaseMemObject(r->inb);
+    return st;
+}
+
 clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
                          const clnz_nonzero_options *opts, clnz_result *res)
 {
@@ -62,28 +107,19 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
     clnz_nonzero_options_init(&defaults);
     const clnz_nonzero_options *o = opts ? opts : &defaults;
 
-    nz_plan p;
+    tensor_info t;
     int width;
-    int64_t base = 0;
-    cl_mem inb = NULL, meta = NULL, countb = NULL, outb = NULL;
+    clnz_status st = tensor_check(ctx, in, &t);
+    if (!st)
+        st = nz_check_options(ctx, &t, o, &width);
+    if (st)
+        return st;
+    host_run r;
+    cl_mem outb = NULL;
     void *host = NULL;
-    chain ch;
-    chain_begin(&ch, ctx, 0, NULL);
-    clnz_status st;
-    TRY(tensor_check(ctx, in, &p.t));
-    TRY(nz_check_options(ctx, &p.t, o, &width));
-    TRY(nz_plan_make(ctx, in, &o->pred, &p));
-    TRY(upload(ctx, &p.t, data, &inb, &base));
-    TRY(tensor_meta_buffer(ctx, &p.t, &meta));
-    cl_int e = CL_SUCCESS;
-    countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
-    TRY(CL_CHECK(ctx, e, "clCreateBuffer(count)"));
+    TRY(host_run_count(ctx, in, data, &o->pred, &r));
 
-    TRY(nz_enqueue_count(&ch, &p, inb, base, meta, countb, 0));
-    cl_ulong z = 0;
-    TRY(read_back(&ch, countb, sizeof z, &z));
-
-    uint64_t entries = o->has_size ? (uint64_t)o->size : z;
+    uint64_t entries = o->has_size ? (uint64_t)o->size : r.z;
     uint64_t per_entry = o->layout == CLNZ_LAYOUT_FLAT ? 1 : (uint64_t)width;
     size_t ib = index_bytes(o->index_type);
     if (per_entry && entries > ctx->max_alloc / ib / per_entry)
@@ -97,16 +133,17 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
     if (!host)
         TRY(ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes));
     if (bytes) {
+        cl_int e = CL_SUCCESS;
         outb = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, bytes, NULL, &e);
         TRY(CL_CHECK(ctx, e, "clCreateBuffer(output)"));
-        TRY(nz_enqueue_write(&ch, &p, inb, base, meta, o, width, outb, 0, entries));
+        TRY(nz_enqueue_write(&r.ch, &r.p, r.inb, r.base, r.meta, o, width, outb, 0, entries));
         if (o->has_size)
-            TRY(nz_enqueue_fill(&ch, o, width, outb, 0, entries, countb, 0));
-        TRY(read_back(&ch, outb, bytes, host));
+            TRY(nz_enqueue_fill(&r.ch, o, width, outb, 0, entries, r.countb, 0));
+        TRY(read_back(&r.ch, outb, bytes, host));
     }
     res->indices = host;
     host = NULL;
-    res->count = (int64_t)z;
+    res->count = (int64_t)r.z;
     res->index_type = o->index_type;
     if (o->layout == CLNZ_LAYOUT_FLAT) {
         res->ndim = 1;
@@ -117,16 +154,10 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
         res->shape[1] = o->layout == CLNZ_LAYOUT_ROWS ? width : (int64_t)entries;
     }
 done:
-    st = chain_end(&ch, st, NULL);
+    st = host_run_end(&r, st);
     free(host);
     if (outb)
         clReleaseMemObject(outb);
-    if (countb)
-        clReleaseMemObject(countb);
-    if (meta)
-        clReleaseMemObject(meta);
-    if (inb)
-        clReleaseMemObject(inb);
     return st;
 }
 
@@ -138,29 +169,9 @@ clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *dat
     ctx_clear_message(ctx);
     if (!count)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
-    nz_plan p;
-    int64_t base = 0;
-    cl_mem inb = NULL, meta = NULL, countb = NULL;
-    chain ch;
-    chain_begin(&ch, ctx, 0, NULL);
-    clnz_status st;
-    TRY(nz_plan_make(ctx, in, pred, &p));
-    TRY(upload(ctx, &p.t, data, &inb, &base));
-    TRY(tensor_meta_buffer(ctx, &p.t, &meta));
-    cl_int e = CL_SUCCESS;
-    countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
-    TRY(CL_CHECK(ctx, e, "clCreateBuffer(count)"));
-    TRY(nz_enqueue_count(&ch, &p, inb, base, meta, countb, 0));
-    cl_ulong z = 0;
-    TRY(read_back(&ch, countb, sizeof z, &z));
-    *count = (int64_t)z;
-done:
-    st = chain_end(&ch, st, NULL);
-    if (countb)
-        clReleaseMemObject(countb);
-    if (meta)
-        clReleaseMemObject(meta);
-    if (inb)
-        clReleaseMemObject(inb);
-    return st;
+    host_run r;
+    clnz_status st = host_run_count(ctx, in, data, pred, &r);
+    if (!st)
+        *count = (int64_t)r.z;
+    return host_run_end(&r, st);
 }

@@ -99,6 +99,9 @@ clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *i
 /* Element offset of logical element 0 inside a buffer, from a byte offset. */
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
                         int64_t *base);
+/* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
+clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
+                         uint64_t count, size_t elem);
 /* A small read-only buffer with shape then strides, for the kernels. */
 clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out);
 
@@ -133,12 +136,14 @@ typedef struct {
 #define KLOCAL(bytes) {(bytes), NULL}
 clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const karg *args,
                      int n);
+/* A caller's wait list: a count needs a list, and not too long a one. */
+clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list);
 /* Hands the last event to the caller (or releases it) and remembers it. */
 clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event);
 /* The number of events to wait on for the next command, and where they are. */
 cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_event **list);
 
-/* ---- stages (scan.c, nonzero.c) ---- */
+/* ---- stages (scan.c, nz_stages.c) ---- */
 typedef struct {
     int is_u64;
     size_t elem;

@@ -45,10 +45,7 @@ static clnz_status chain_took(chain *ch, cl_event ev)
 clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local)
 {
     clnz_context *ctx = ch->ctx;
-    if (ch->n_wait >= MAX_WAIT)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
-                        MAX_WAIT - 1);
-    cl_event buf[MAX_WAIT];
+    cl_event buf[MAX_WAIT]; /* events_check keeps the caller's list shorter */
     const cl_event *list;
     cl_uint n = chain_wait_list(ch, buf, MAX_WAIT, &list);
     cl_event ev = NULL;
@@ -78,9 +75,6 @@ clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, s
     const void *pattern = size == 4 ? (const void *)&v32 : (const void *)&value;
     cl_event wbuf[MAX_WAIT];
     const cl_event *list;
-    if (ch->n_wait >= MAX_WAIT)
-        return ctx_fail(ch->ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
-                        MAX_WAIT - 1);
     cl_uint n = chain_wait_list(ch, wbuf, MAX_WAIT, &list);
     cl_event ev = NULL;
     cl_int e = clEnqueueFillBuffer(ch->ctx->queue, buf, pattern, size, byte_off, size, n, list,
@@ -130,5 +124,15 @@ clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const kar
             return CL_CHECK(ctx, e, what);
         }
     }
+    return CLNZ_SUCCESS;
+}
+
+clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list)
+{
+    if (n && !list)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "num_events > 0 with no wait list");
+    if (n >= MAX_WAIT)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
+                        MAX_WAIT - 1);
     return CLNZ_SUCCESS;
 }

@@ -66,25 +66,6 @@ clnz_status scan_run(chain *ch, const scan_kit *kit, cl_mem in, uint64_t in_off,
     return st;
 }
 
-static clnz_status check_range(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
-                               uint64_t count, size_t elem)
-{
-    if (!buf)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s buffer is NULL", what);
-    if (off % elem)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "%s offset %zu is not a multiple of %zu bytes", what, off, elem);
-    size_t size = 0;
-    cl_int e = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
-    if (e)
-        return CL_CHECK(ctx, e, "clGetMemObjectInfo");
-    if (off > size || count > (size - off) / elem)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "%s buffer of %zu bytes is too small for %llu elements at offset %zu",
-                        what, size, (unsigned long long)count, off);
-    return CLNZ_SUCCESS;
-}
-
 clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf,
                               size_t in_offset, cl_mem out_buf, size_t out_offset, uint64_t n,
                               cl_mem total_buf, size_t total_offset, cl_uint num_events,
@@ -96,14 +77,14 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
     if (dtype != CLNZ_U32 && dtype != CLNZ_U64)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "scan takes u32 or u64, not %s",
                         clnz_dtype_name(dtype) ? clnz_dtype_name(dtype) : "an unknown dtype");
-    if (num_events && !wait_list)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "num_events > 0 with no wait list");
     size_t elem = clnz_dtype_size(dtype);
-    clnz_status st = check_range(ctx, in_buf, "input", in_offset, n, elem);
+    clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = check_range(ctx, out_buf, "output", out_offset, n, elem);
+        st = buffer_check(ctx, in_buf, "input", in_offset, n, elem);
+    if (!st)
+        st = buffer_check(ctx, out_buf, "output", out_offset, n, elem);
     if (!st && total_buf)
-        st = check_range(ctx, total_buf, "total", total_offset, 1, elem);
+        st = buffer_check(ctx, total_buf, "total", total_offset, 1, elem);
     if (st)
         return st;
     scan_kit kit;

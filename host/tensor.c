@@ -1,4 +1,5 @@
-/* tensor.c: checking a caller's tensor description and placing it in a buffer. */
+/* tensor.c: checking a caller's tensor description and buffers, and placing
+ * the tensor in its buffer. */
 #include "internal.h"
 
 #include <string.h>
@@ -121,4 +122,24 @@ clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_me
     *out = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                           2 * (size_t)info->krank * sizeof(cl_long), meta, &e);
     return CL_CHECK(ctx, e, "clCreateBuffer(shape)");
+}
+
+clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
+                         uint64_t count, size_t elem)
+{
+    if (!buf)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s buffer is NULL", what);
+    if (off % elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "%s offset %zu is not a multiple of %zu bytes", what, off, elem);
+    size_t size = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (e)
+        return CL_CHECK(ctx, e, "clGetMemObjectInfo");
+    if (off > size || count > (size - off) / elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "%s buffer of %zu bytes is too small for %llu elements of %zu bytes at "
+                        "offset %zu",
+                        what, size, (unsigned long long)count, elem, off);
+    return CLNZ_SUCCESS;
 }

@@ -104,8 +104,13 @@ static void test_every_launch_shape(void **state)
     (void)state;
     clnz_context *ctx = tu_context();
     int64_t sizes[] = {0, 1, 7, 64, 65, 4095, 4096, 4097, 70001};
-    for (int l = 0; l < tu_n_launches; ++l) {
-        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+    size_t max_wg = 0;
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg,
+                    &max_wg, NULL);
+    for (int l = 0; l <= tu_n_launches; ++l) {
+        /* the listed shapes, then the largest work-group the device allows */
+        tu_launch launch = l < tu_n_launches ? tu_launches[l] : (tu_launch){max_wg, 2};
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, launch.wg, launch.items));
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
             int64_t shape[3] = {sizes[s], 1, 1};
             if (sizes[s] == 70001) /* a 3-D one too */
