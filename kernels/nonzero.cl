@@ -111,11 +111,15 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     walker w;
     walker_init(&w, first, rank, meta, track);
     ulong last = min(first + ITEMS, n);
-    for (ulong i = first; i < last && o < capacity; ++i) {
-        if (elem_selected(in[in_off + w.off], lo, hi, invert)) {
-            put_entry(out, out_off, capacity, layout, width, idx_bytes, o, i, rank, &w);
-            ++o;
-        }
+    /* Branch-free compaction: every element writes its entry at slot o and
+     * only a selected one moves o on, so the next element overwrites a slot
+     * that was not taken. Random data then costs no mispredicted branches.
+     * o_end keeps the writes inside this work-item's own slots. */
+    ulong o_end = min(o + c, capacity);
+    for (ulong i = first; i < last && o < o_end; ++i) {
+        uint s = elem_selected(in[in_off + w.off], lo, hi, invert);
+        put_entry(out, out_off, capacity, layout, width, idx_bytes, o, i, rank, &w);
+        o += s;
         if (i + 1 < last)
             walker_next(&w, rank, meta, track);
     }
