@@ -101,6 +101,15 @@ def test_every_dtype_and_rank(tmp_path, rng, dtype, rank):
     assert int(count) == np.count_nonzero(a)
 
 
+def test_rank_32(tmp_path, rng):
+    shape = tuple(3 if d % 7 == 3 else 1 for d in range(31)) + (5,)
+    a = random_array(rng, "i8", shape, density=0.5)
+    got, count = nonzero(tmp_path, a)
+    expect_equal(got, np.argwhere(a))
+    got, _ = nonzero(tmp_path, a, "--layout", "columns")
+    expect_equal(got, np.array(np.nonzero(a)))
+
+
 @pytest.mark.parametrize("layout", ["rows", "columns", "flat"])
 @pytest.mark.parametrize("index", ["int64", "int32", "uint32"])
 def test_layouts_and_index_types(tmp_path, rng, layout, index):

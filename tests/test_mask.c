@@ -123,6 +123,25 @@ static void test_special_floats_nonzero(void **state)
     clReleaseMemObject(mask);
 }
 
+/* The mask is the same for every launch shape. */
+static void test_mask_every_launch_shape(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    size_t n = 9973;
+    double *host = malloc(n * 8);
+    tu_fill(CLNZ_F64, host, n, 0.5);
+    cl_mem in = tu_buffer(n * 8, host);
+    clnz_predicate p = clnz_pred_float(CLNZ_OP_LT, 0.5);
+    for (int l = 0; l < tu_n_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+        check_mask(CLNZ_F64, &p, host, n, in, CLNZ_U8);
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    clReleaseMemObject(in);
+    free(host);
+}
+
 /* A strided (transposed, reversed) view gives the mask in C order of the view. */
 static void test_mask_strided(void **state)
 {
@@ -156,6 +175,7 @@ int main(void)
         cmocka_unit_test(test_every_half_pattern),
         cmocka_unit_test(test_special_floats_nonzero),
         cmocka_unit_test(test_mask_strided),
+        cmocka_unit_test(test_mask_every_launch_shape),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -208,6 +208,31 @@ static void test_rank0(void **state)
     }
 }
 
+/* The largest rank: 32 dimensions, a few of them longer than 1. */
+static void test_rank32(void **state)
+{
+    (void)state;
+    int64_t shape[32];
+    for (int d = 0; d < 32; ++d)
+        shape[d] = d % 7 == 3 ? 3 : d == 31 ? 5 : 1;
+    int64_t n = 3 * 3 * 3 * 3 * 3 * 5;
+    int8_t *data = malloc((size_t)n);
+    tu_fill(CLNZ_I8, data, (size_t)n, 0.5);
+    clnz_tensor t = {CLNZ_I8, 32, shape, NULL};
+    for (int layout = 0; layout < 3; ++layout) {
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.layout = (clnz_layout)layout;
+        check(&t, data, (size_t)n, 0, &o);
+    }
+    int64_t rank33[33] = {0};
+    clnz_tensor too_many = {CLNZ_I8, 33, rank33, NULL};
+    clnz_result res;
+    assert_int_equal(clnz_nonzero(tu_context(), &too_many, data, NULL, &res),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    free(data);
+}
+
 /* Fortran order, negative strides, padded rows and a broadcast (zero) stride. */
 static void test_strided_views(void **state)
 {
@@ -280,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_empty_all_and_none_selected),
         cmocka_unit_test(test_width_and_static_capacity),
         cmocka_unit_test(test_rank0),
+        cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_count_matches),
     };
