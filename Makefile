@@ -10,11 +10,11 @@ LDLIBS = -lOpenCL -lm
 
 LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c \
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
-          host/enqueue.c host/host_api.c
+          host/enqueue.c host/host_api.c host/cache.c host/program_cache.c
 CLI_SRC = host/cli_main.c host/cli_npy.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl
-TESTS = test_scan test_mask test_nonzero test_api
+TESTS = test_scan test_mask test_nonzero test_api test_cache
 
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
@@ -80,6 +80,8 @@ check-kernels:
 
 # The C suites run against the kernel files themselves too (CLNZ_KERNEL_DIR),
 # so a kernel that only compiles once embedded cannot slip through.
+# The suites keep their tuning and program caches in build/, not in ~/.cache.
+test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels build/test_api

@@ -15,6 +15,25 @@ static void set_msg(char *msg, size_t n, const char *text, cl_int err)
         snprintf(msg, n, "%s: %s", text, clnz_status_string(err));
 }
 
+/* Who the device is: the keys of its cache files. */
+static void device_identity(clnz_context *c)
+{
+    cl_platform_id p = NULL;
+    cl_device_type type = 0;
+    clGetDeviceInfo(c->device, CL_DEVICE_PLATFORM, sizeof p, &p, NULL);
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof c->platform_name - 1, c->platform_name, NULL);
+    clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof c->device_name - 1, c->device_name, NULL);
+    clGetDeviceInfo(c->device, CL_DEVICE_VENDOR, sizeof c->vendor - 1, c->vendor, NULL);
+    clGetDeviceInfo(c->device, CL_DRIVER_VERSION, sizeof c->driver - 1, c->driver, NULL);
+    clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    snprintf(c->type, sizeof c->type, "%s",
+             (type & CL_DEVICE_TYPE_GPU)           ? "GPU"
+             : (type & CL_DEVICE_TYPE_CPU)         ? "CPU"
+             : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "ACCELERATOR"
+                                                   : "OTHER");
+    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+}
+
 /* Reads the device limits the planner needs. */
 static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
 {
@@ -34,6 +53,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
         return e;
     }
     c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    device_identity(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     return CLNZ_SUCCESS;
@@ -138,6 +158,14 @@ void clnz_context_release(clnz_context *c)
         clReleaseContext(c->cl);
     free(c->message);
     free(c);
+}
+
+clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
+{
+    if (!c || !stats)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *stats = c->stats;
+    return CLNZ_SUCCESS;
 }
 
 cl_context clnz_context_cl_context(const clnz_context *c) { return c ? c->cl : NULL; }

@@ -110,9 +110,19 @@ void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
         snprintf(m, n, "%s\n%s", head, body);
 }
 
+void ctx_warn(clnz_context *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->warning, sizeof ctx->warning, fmt, ap);
+    va_end(ap);
+}
+
 const char *clnz_context_message(const clnz_context *ctx)
 {
     if (!ctx)
         return "";
-    return ctx->message ? ctx->message : ctx->short_message;
+    if (ctx->message)
+        return ctx->message;
+    return ctx->short_message[0] ? ctx->short_message : ctx->warning;
 }

@@ -36,6 +36,12 @@ struct clnz_context {
 
     char *message; /* malloc'd; a build log can be long */
     char short_message[CLNZ_MESSAGE_MAX];
+    char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
+
+    /* who the device is, for cache keys (device_identity in context.c) */
+    char platform_name[128], device_name[128], vendor[128], driver[64], type[16];
+    char cache_dir[1024]; /* empty: no cache */
+    clnz_stats stats;
 };
 
 /* ---- errors (error.c) ---- */
@@ -47,6 +53,8 @@ clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...
 clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *file, int line);
 void ctx_clear_message(clnz_context *ctx);
 void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body);
+/* A problem that does not fail the call (a cache that cannot be written). */
+void ctx_warn(clnz_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define CL_CHECK(ctx, call, what) ctx_cl((ctx), (call), (what), __FILE__, __LINE__)
 /* Needs `clnz_status st` and a `done:` label that frees what was taken. */
@@ -65,6 +73,30 @@ clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name
 void program_release_all(clnz_context *ctx);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */
 const char *kernel_source_embedded(const char *file);
+
+/* ---- the cache folder (cache.c) ---- */
+/* $CLNZ_CACHE_DIR, else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz. Writes
+ * it to out (empty if none can be named) and returns 0. */
+void cache_dir_resolve(char *out, size_t n);
+/* Creates the folder and its parents; 0 or an errno. */
+int cache_mkdirs(const char *dir);
+/* FNV-1a 64: checksums and key hashes, not security. */
+uint64_t cache_hash(const void *data, size_t n, uint64_t seed);
+#define CACHE_HASH_SEED 0xcbf29ce484222325ULL
+/* Whole file in a malloc'd buffer (NUL-terminated); NULL if unreadable or
+ * over max bytes. */
+char *cache_read_file(const char *path, size_t max, size_t *size);
+/* Writes a temporary file beside path and renames it into place, so that a
+ * reader never sees half a file; 0 or an errno. */
+int cache_write_atomic(const char *path, const void *data, size_t n);
+/* File name part from free text: letters, digits, '-', '.', the rest '_'. */
+void cache_sanitize(const char *in, char *out, size_t n);
+
+/* ---- compiled programs on disk (program_cache.c) ---- */
+/* A program built from its cached binary, or NULL (and a reason counted)
+ * when there is none or the driver rejects it. */
+cl_program program_cache_load(clnz_context *ctx, const char *key);
+void program_cache_store(clnz_context *ctx, const char *key, cl_program prog);
 
 /* ---- launch plan (plan.c) ---- */
 typedef struct {

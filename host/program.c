@@ -48,11 +48,26 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "no embedded kernel '%s'", file);
         snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options);
     }
+    /* a warm process loads the compiled program instead of compiling it */
+    char key[1024];
+    snprintf(key, sizeof key, "clnz %s|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
+             ctx->platform_name, ctx->device_name, ctx->driver, opts,
+             (unsigned long long)cache_hash(src, strlen(src), CACHE_HASH_SEED));
+    cl_program prog = program_cache_load(ctx, key);
+    if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
+        fprintf(stderr, "clnz-debug: program %s %s: %s\n", file, options,
+                prog ? "loaded from the cache" : "built from source");
+    if (prog) {
+        free(owned);
+        *out = prog;
+        return CLNZ_SUCCESS;
+    }
     cl_int e = CL_SUCCESS;
-    cl_program prog = clCreateProgramWithSource(ctx->cl, 1, &src, NULL, &e);
+    prog = clCreateProgramWithSource(ctx->cl, 1, &src, NULL, &e);
     free(owned);
     if (e)
         return CL_CHECK(ctx, e, "clCreateProgramWithSource");
+    ctx->stats.programs_from_source++;
     e = clBuildProgram(prog, 1, &ctx->device, opts, NULL, NULL);
     if (e) {
         size_t n = 0;
@@ -71,6 +86,7 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
         clReleaseProgram(prog);
         return e;
     }
+    program_cache_store(ctx, key, prog);
     *out = prog;
     return CLNZ_SUCCESS;
 }

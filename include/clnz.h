@@ -137,8 +137,9 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
 
 void clnz_context_release(clnz_context *ctx); /* NULL is fine */
 
-/* The last detailed message (empty after a success). Valid until the next
- * call on this context. */
+/* The last detailed message. After a success it is empty, or a warning
+ * that did not fail the call (a cache folder that cannot be written). Valid
+ * until the next call on this context. */
 const char *clnz_context_message(const clnz_context *ctx);
 
 cl_context clnz_context_cl_context(const clnz_context *ctx);
@@ -150,6 +151,15 @@ cl_device_id clnz_context_device(const clnz_context *ctx);
  * the same results; tests and the tuner use this to force one. */
 clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
                                     size_t items_per_work_item);
+
+/* Counters of what a context did, for tests and for curious callers. */
+typedef struct {
+    uint64_t programs_from_source; /* programs compiled from OpenCL C */
+    uint64_t programs_from_cache;  /* programs loaded from the on-disk binary cache */
+    uint64_t cache_files_rejected; /* cache files that did not match or parse (deleted) */
+} clnz_stats;
+
+clnz_status clnz_context_stats(const clnz_context *ctx, clnz_stats *stats);
 
 /* ---- devices ------------------------------------------------------- */
 typedef struct {

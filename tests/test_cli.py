@@ -373,3 +373,19 @@ def test_unwritable_output(tmp_path, rng):
     # the coordinates are fine but the count cannot be written: neither appears
     expect_error(1, "nonzero", inp, "-o", out, "--count-out", tmp_path / "missing" / "c.npy")
     assert not out.exists() and not cnt.exists()
+
+
+# ---- caches ----------------------------------------------------------------
+
+def test_second_process_uses_the_program_cache(tmp_path, rng):
+    inp = save(tmp_path, random_array(rng, "f4", (64, 64)))
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(tmp_path / "cache"), CLNZ_DEBUG="1")
+    logs = []
+    for _ in range(2):
+        p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(tmp_path / "o.npy")],
+                           capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        logs.append(p.stderr)
+    assert "built from source" in logs[0]
+    assert "built from source" not in logs[1]  # the compiler was not called
+    assert "loaded from the cache" in logs[1]

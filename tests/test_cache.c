@@ -1,0 +1,146 @@
+/* test_cache.c: the on-disk program cache: a warm context loads programs
+ * instead of compiling them, a corrupt or truncated file is deleted and
+ * rebuilt, and a cache folder that cannot be written is only a warning. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+/* Runs one small nonzero in a new context and returns its counters. */
+static clnz_stats run_once(const char **message)
+{
+    clnz_context *c = NULL;
+    char msg[256];
+    if (clnz_context_create(NULL, &c, msg, sizeof msg))
+        fail_msg("context: %s", msg);
+    uint8_t data[100];
+    for (int i = 0; i < 100; ++i)
+        data[i] = (uint8_t)(i % 3);
+    int64_t shape[] = {10, 10};
+    clnz_tensor t = {CLNZ_U8, 2, shape, NULL};
+    clnz_result r;
+    TU_CHECK(c, clnz_nonzero(c, &t, data, NULL, &r));
+    assert_int_equal(r.count, 66);
+    clnz_result_free(&r);
+    clnz_stats s;
+    assert_int_equal(clnz_context_stats(c, &s), CLNZ_SUCCESS);
+    static char last[512];
+    snprintf(last, sizeof last, "%s", clnz_context_message(c));
+    if (message)
+        *message = last;
+    clnz_context_release(c);
+    return s;
+}
+
+static int list_bins(char names[][300], int max)
+{
+    char dir[100];
+    snprintf(dir, sizeof dir, "%s/programs", g_dir);
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < max;)
+        if (strstr(e->d_name, ".bin"))
+            snprintf(names[n++], 300, "%.100s/%.180s", dir, e->d_name);
+    closedir(d);
+    return n;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/clnz-cache-test-XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    setenv("CLNZ_CACHE_DIR", g_dir, 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_warm_context_skips_the_compiler(void **state)
+{
+    (void)state;
+    clnz_stats cold = run_once(NULL);
+    assert_true(cold.programs_from_source > 0);
+    assert_int_equal(cold.programs_from_cache, 0);
+    char names[16][300];
+    assert_int_equal(list_bins(names, 16), (int)cold.programs_from_source);
+    clnz_stats warm = run_once(NULL);
+    assert_int_equal(warm.programs_from_source, 0);
+    assert_int_equal(warm.programs_from_cache, cold.programs_from_source);
+}
+
+static void corrupt(const char *path, int truncate_it)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    if (truncate_it) {
+        fclose(f);
+        assert_int_equal(truncate(path, 100), 0);
+        return;
+    }
+    fseek(f, 400, SEEK_SET); /* inside the binary */
+    int c = fgetc(f);
+    fseek(f, 400, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+}
+
+static void test_corrupt_and_truncated_files_are_rebuilt(void **state)
+{
+    (void)state;
+    run_once(NULL);
+    char names[16][300];
+    int n = list_bins(names, 16);
+    assert_true(n >= 2);
+    corrupt(names[0], 0);
+    corrupt(names[1], 1);
+    clnz_stats s = run_once(NULL);
+    assert_int_equal(s.cache_files_rejected, 2);
+    assert_int_equal(s.programs_from_source, 2);
+    /* replaced by good files: the next context loads everything */
+    s = run_once(NULL);
+    assert_int_equal(s.programs_from_source, 0);
+    assert_int_equal(s.cache_files_rejected, 0);
+}
+
+static void test_unwritable_cache_is_a_warning(void **state)
+{
+    (void)state;
+    char file[128], dir[160];
+    snprintf(file, sizeof file, "%s/a-file", g_dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    snprintf(dir, sizeof dir, "%s/sub", file); /* a folder below a file: cannot exist */
+    setenv("CLNZ_CACHE_DIR", dir, 1);
+    const char *msg;
+    clnz_stats s = run_once(&msg);
+    setenv("CLNZ_CACHE_DIR", g_dir, 1);
+    assert_true(s.programs_from_source > 0);
+    assert_non_null(strstr(msg, "warning: cannot write the program cache"));
+}
+
+int main(void)
+{
+    tu_seed("test_cache");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
