@@ -10,11 +10,12 @@ LDLIBS = -lOpenCL -lm
 
 LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c \
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
-          host/enqueue.c host/host_api.c host/cache.c host/program_cache.c
-CLI_SRC = host/cli_main.c host/cli_npy.c
+          host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
+          host/tune_store.c host/tune.c
+CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl
-TESTS = test_scan test_mask test_nonzero test_api test_cache
+TESTS = test_scan test_mask test_nonzero test_api test_cache test_tune
 
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
@@ -23,7 +24,7 @@ TEST_BIN = $(TESTS:%=build/%)
 .PHONY: all run test check-kernels deps clean
 all: build/libclnz.so build/libclnz.a build/clnz
 
-build/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h
+build/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
 	@mkdir -p build/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 

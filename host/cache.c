@@ -3,6 +3,7 @@
  * atomic writes (temporary file, then rename). */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,4 +117,50 @@ void cache_sanitize(const char *in, char *out, size_t n)
         out[k++] = ok ? c : '_';
     }
     out[k] = '\0';
+}
+
+const char *clnz_cache_dir(char *buf, size_t size)
+{
+    if (!buf || !size)
+        return "";
+    cache_dir_resolve(buf, size);
+    return buf;
+}
+
+/* Removes the files clnz writes in one subfolder: names ending in `suffix`,
+ * and temporary files left by a process that died mid-write. */
+static int clear_folder(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    size_t sl = strlen(suffix);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        int ours = (len > sl && strcmp(e->d_name + len - sl, suffix) == 0) ||
+                   strstr(e->d_name, ".tmp-") != NULL;
+        char path[2300];
+        if (ours && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
+            unlink(path) == 0)
+            ++n;
+    }
+    closedir(d);
+    return n;
+}
+
+clnz_status clnz_cache_clear(int *removed)
+{
+    char dir[1024], sub[1100];
+    cache_dir_resolve(dir, sizeof dir);
+    int n = 0;
+    if (dir[0]) {
+        snprintf(sub, sizeof sub, "%s/tuning", dir);
+        n += clear_folder(sub, ".txt");
+        snprintf(sub, sizeof sub, "%s/programs", dir);
+        n += clear_folder(sub, ".bin");
+    }
+    if (removed)
+        *removed = n;
+    return CLNZ_SUCCESS;
 }

@@ -3,6 +3,7 @@
  * Exit status: 0 success, 2 usage error, 1 any other failure. Every error is
  * one line on stderr starting with "clnz: ". Outputs are written to
  * temporary files and renamed only once everything has succeeded. */
+#include "cli.h"
 #include "cli_npy.h"
 #include "clnz.h"
 
@@ -14,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 static const char usage_main[] =
     "usage: clnz COMMAND [ARGS]\n"
     "\n"
@@ -25,6 +24,8 @@ static const char usage_main[] =
     "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
     "  count INPUT [--pred OP:VALUE]           print the number of selected elements\n"
     "  devices                                 list OpenCL platforms and devices\n"
+    "  tune [--quick] [--device P:D]           find fast launch parameters and store them\n"
+    "  cache [--clear]                         show (or empty) the tuning and program cache\n"
     "\n"
     "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
     "CLNZ_DEVICE=P:D (or --device P:D) picks the device; the default is the first GPU,\n"
@@ -61,9 +62,12 @@ static const char usage_count[] =
 static const char usage_devices[] =
     "usage: clnz devices\n"
     "\n"
-    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default.\n";
+    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default.\n"
+    "The last column says whether launch parameters are stored for the device: tuned\n"
+    "(this device, driver and clnz version), vendor-tuned (another device of the same\n"
+    "vendor and type) or defaults.\n";
 
-static int fail(int code, const char *fmt, ...)
+int fail(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -82,7 +86,7 @@ static const char *first_line(const char *m, char *buf, size_t n)
     return buf;
 }
 
-static int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
+int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
 {
     char buf[600];
     const char *m = ctx ? clnz_context_message(ctx) : "";
@@ -282,7 +286,7 @@ static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     return EXIT_OK;
 }
 
-static int open_context(const char *device, clnz_context **ctx)
+int open_context(const char *device, clnz_context **ctx)
 {
     char msg[300];
     clnz_status st = clnz_context_create(device, ctx, msg, sizeof msg);
@@ -389,12 +393,14 @@ static int cmd_devices(int argc, char **argv)
         return fail(EXIT_FAIL, "cannot list devices: %s", clnz_status_string(st));
     if (n == 0)
         return fail(EXIT_FAIL, "no OpenCL device found (is pocl-opencl-icd installed?)");
+    static const char *const tuning[] = {"defaults", "vendor-tuned", "tuned", "forced"};
     for (int i = 0; i < n && i < 64; ++i) {
         const clnz_device_info *d = &infos[i];
-        printf("%c %d:%d  %-4s %s  [%s]  %s, %.1f GiB, max alloc %.1f GiB\n",
+        printf("%c %d:%d  %-4s %s  [%s]  %s, %.1f GiB, max alloc %.1f GiB, %s\n",
                d->is_default ? '*' : ' ', d->platform, d->device, d->device_type,
                d->device_name, d->platform_name, d->version,
-               (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30));
+               (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30),
+               tuning[d->tuning]);
     }
     return EXIT_OK;
 }
@@ -418,5 +424,9 @@ int main(int argc, char **argv)
         return cmd_count(argc, argv);
     if (strcmp(cmd, "devices") == 0)
         return cmd_devices(argc, argv);
+    if (strcmp(cmd, "tune") == 0)
+        return cmd_tune(argc, argv);
+    if (strcmp(cmd, "cache") == 0)
+        return cmd_cache(argc, argv);
     return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
 }

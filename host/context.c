@@ -15,23 +15,25 @@ static void set_msg(char *msg, size_t n, const char *text, cl_int err)
         snprintf(msg, n, "%s: %s", text, clnz_status_string(err));
 }
 
-/* Who the device is: the keys of its cache files. */
-static void device_identity(clnz_context *c)
+/* Tuned launches if the cache has them; with CLNZ_AUTOTUNE=1, a device
+ * that has none is tuned (quickly) on first use. */
+static void launch_from_store(clnz_context *c)
 {
-    cl_platform_id p = NULL;
-    cl_device_type type = 0;
-    clGetDeviceInfo(c->device, CL_DEVICE_PLATFORM, sizeof p, &p, NULL);
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof c->platform_name - 1, c->platform_name, NULL);
-    clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof c->device_name - 1, c->device_name, NULL);
-    clGetDeviceInfo(c->device, CL_DEVICE_VENDOR, sizeof c->vendor - 1, c->vendor, NULL);
-    clGetDeviceInfo(c->device, CL_DRIVER_VERSION, sizeof c->driver - 1, c->driver, NULL);
-    clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    snprintf(c->type, sizeof c->type, "%s",
-             (type & CL_DEVICE_TYPE_GPU)           ? "GPU"
-             : (type & CL_DEVICE_TYPE_CPU)         ? "CPU"
-             : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "ACCELERATOR"
-                                                   : "OTHER");
-    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    clnz_launch_source src = tune_store_load(c, &c->id, l);
+    const char *autotune = getenv("CLNZ_AUTOTUNE");
+    if (src != CLNZ_LAUNCH_TUNED && autotune && strcmp(autotune, "1") == 0) {
+        if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS)
+            return;
+        ctx_warn(c, "warning: autotuning failed: %s", clnz_context_message(c));
+        ctx_clear_message(c);
+    }
+    if (src == CLNZ_LAUNCH_DEFAULT)
+        return;
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        c->launch[f] = l[f];
+        c->launch_source[f] = src;
+    }
 }
 
 /* Reads the device limits the planner needs. */
@@ -53,7 +55,10 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
         return e;
     }
     c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
-    device_identity(c);
+    ident_of_device(c->device, &c->id);
+    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+    plan_defaults(c);
+    launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     return CLNZ_SUCCESS;
@@ -148,6 +153,8 @@ void clnz_context_release(clnz_context *c)
     if (!c)
         return;
     program_release_all(c);
+    if (c->first_event)
+        clReleaseEvent(c->first_event);
     if (c->last_event)
         clReleaseEvent(c->last_event);
     if (c->scratch)

@@ -152,6 +152,9 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
             i->global_mem_size = v;
             clGetDeviceInfo(ds[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof v, &v, NULL);
             i->max_alloc_size = v;
+            device_ident id;
+            ident_of_device(ds[d], &id);
+            i->tuning = tune_store_probe(&id);
         }
     }
     *count = k;

@@ -120,14 +120,14 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
         st = pred_to_keys(ctx, t.dtype, pred, &keys);
     if (!st && t.n)
         st = buffer_check(ctx, mask_buf, "mask", mask_offset, t.n, (size_t)out_bytes);
-    size_t items = plan_items(ctx, 0);
+    size_t items = plan_items(ctx, CLNZ_KERNEL_MASK);
     char opts[64];
     snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu", (int)t.dtype, items);
     if (!st)
         st = program_kernel(ctx, "mask", "mask_write", opts, &k);
     launch_cfg cfg;
     if (!st)
-        st = plan_launch(ctx, &k, 1, items, 0, &cfg);
+        st = plan_launch(ctx, CLNZ_KERNEL_MASK, &k, 1, items, 0, &cfg);
     if (!st)
         st = bind_input(ctx, &t, in_buf, in_offset, &base, &meta);
     if (st)

@@ -16,6 +16,10 @@ typedef struct {
     cl_kernel kernel;
 } kernel_entry;
 
+typedef struct {
+    char platform[128], device[128], vendor[128], driver[64], type[16];
+} device_ident;
+
 struct clnz_context {
     cl_context cl;
     cl_command_queue queue;
@@ -38,9 +42,12 @@ struct clnz_context {
     char short_message[CLNZ_MESSAGE_MAX];
     char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
 
-    /* who the device is, for cache keys (device_identity in context.c) */
-    char platform_name[128], device_name[128], vendor[128], driver[64], type[16];
+    device_ident id;      /* who the device is: the key of its cache files */
     char cache_dir[1024]; /* empty: no cache */
+    clnz_launch launch[CLNZ_KERNEL_FAMILIES];
+    clnz_launch_source launch_source[CLNZ_KERNEL_FAMILIES];
+    int profiling;        /* the tuner times calls: keep their first event */
+    cl_event first_event;
     clnz_stats stats;
 };
 
@@ -98,17 +105,35 @@ void cache_sanitize(const char *in, char *out, size_t n);
 cl_program program_cache_load(clnz_context *ctx, const char *key);
 void program_cache_store(clnz_context *ctx, const char *key, cl_program prog);
 
+/* ---- tuning results on disk (tune_store.c) ---- */
+void ident_of_device(cl_device_id dev, device_ident *id);
+/* Fills launch[] and source[] from the exact device's file, else its vendor
+ * and type's, else leaves them; returns the source found. Rejected files are
+ * deleted (corrupt) or ignored (another device, driver or version). */
+clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
+                                   clnz_launch launch[CLNZ_KERNEL_FAMILIES]);
+/* Just which source a device would get, for listings (no context). */
+clnz_launch_source tune_store_probe(const device_ident *id);
+/* Writes the device's file and its vendor-and-type file. */
+int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMILIES],
+                    char *path, size_t path_size);
+
 /* ---- launch plan (plan.c) ---- */
+/* The launches the library uses untuned, from device queries. */
+void plan_defaults(clnz_context *ctx);
 typedef struct {
     size_t wg;     /* work-items per work-group */
     size_t items;  /* elements per work-item */
     cl_uint p2;    /* next power of two >= wg: slots of the local scan */
 } launch_cfg;
 
-size_t plan_items(const clnz_context *ctx, int for_scan);
-/* Picks a work-group size every kernel in `kernels` can run with. */
-clnz_status plan_launch(clnz_context *ctx, cl_kernel *kernels, int n_kernels, size_t items,
-                        size_t local_elem_bytes, launch_cfg *cfg);
+size_t plan_items(const clnz_context *ctx, clnz_kernel_family family);
+/* Picks a work-group size every kernel in `kernels` can run with: the
+ * family's forced, tuned or default one, within the kernels' limits. */
+clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+                        int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg);
+/* The largest work-group the local scan can have on this device. */
+size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes);
 uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg);
 /* Scratch elements the multi-level scan of n values needs for its tile sums. */
 uint64_t plan_scan_scratch(uint64_t n, const launch_cfg *cfg);

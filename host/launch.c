@@ -36,6 +36,13 @@ cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_even
 
 static clnz_status chain_took(chain *ch, cl_event ev)
 {
+    clnz_context *ctx = ch->ctx;
+    if (ctx->profiling && !ch->last) { /* the tuner times from the first command */
+        if (ctx->first_event)
+            clReleaseEvent(ctx->first_event);
+        clRetainEvent(ev);
+        ctx->first_event = ev;
+    }
     if (ch->last)
         clReleaseEvent(ch->last);
     ch->last = ev;

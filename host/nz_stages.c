@@ -87,7 +87,7 @@ clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_pr
     if (st)
         return st;
     char opts[64];
-    size_t items = plan_items(ctx, 0);
+    size_t items = plan_items(ctx, CLNZ_KERNEL_NONZERO);
     snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu", (int)plan->t.dtype, items);
     st = program_kernel(ctx, "nonzero", "nz_count", opts, &plan->count_k);
     if (!st)
@@ -95,7 +95,7 @@ clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_pr
     if (st)
         return st;
     cl_kernel ks[2] = {plan->count_k, plan->write_k};
-    st = plan_launch(ctx, ks, 2, items, sizeof(cl_ulong), &plan->cfg);
+    st = plan_launch(ctx, CLNZ_KERNEL_NONZERO, ks, 2, items, sizeof(cl_ulong), &plan->cfg);
     if (!st)
         st = scan_kit_make(ctx, 1, &plan->scan);
     if (st)

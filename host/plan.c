@@ -1,21 +1,34 @@
-/* plan.c: where launch geometry is chosen: work-group size, items per
- * work-item, tile counts, and the scratch the scan levels need. */
+/* plan.c: where launch geometry is chosen: work-group size and items per
+ * work-item for each kernel family (forced, else tuned, else defaults from
+ * device queries), tile counts, and the scratch the scan levels need. */
 #include "internal.h"
 
-/* Defaults until the tuner (issue 3) knows better. A CPU device runs a
- * work-group as a loop on one core, so it wants long contiguous chunks; a GPU
- * wants many work-items with a few items each. */
-#define CPU_WG 64
-#define CPU_ITEMS 64
-#define GPU_WG 256
-#define GPU_ITEMS 8
-
-size_t plan_items(const clnz_context *ctx, int for_scan)
+/* Defaults from the device type. A CPU device runs a work-group as a loop on
+ * one core, so it wants long contiguous chunks per work-item; a GPU wants
+ * many work-items with a few items each. */
+void plan_defaults(clnz_context *ctx)
 {
-    (void)for_scan;
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        clnz_launch l;
+        if (ctx->is_cpu) {
+            l.work_group_size = 64;
+            l.items_per_work_item = 64;
+        } else {
+            l.work_group_size = 256;
+            l.items_per_work_item = f == CLNZ_KERNEL_SCAN ? 8 : 4;
+        }
+        if (l.work_group_size > ctx->max_work_group)
+            l.work_group_size = ctx->max_work_group;
+        ctx->launch[f] = l;
+        ctx->launch_source[f] = CLNZ_LAUNCH_DEFAULT;
+    }
+}
+
+size_t plan_items(const clnz_context *ctx, clnz_kernel_family family)
+{
     if (ctx->forced_items)
         return ctx->forced_items;
-    return ctx->is_cpu ? CPU_ITEMS : GPU_ITEMS;
+    return ctx->launch[family].items_per_work_item;
 }
 
 static cl_uint next_pow2(size_t x)
@@ -26,10 +39,18 @@ static cl_uint next_pow2(size_t x)
     return p;
 }
 
-clnz_status plan_launch(clnz_context *ctx, cl_kernel *kernels, int n_kernels, size_t items,
-                        size_t local_elem_bytes, launch_cfg *cfg)
+size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes)
 {
     size_t limit = ctx->max_work_group;
+    while (limit > 1 && (cl_ulong)next_pow2(limit) * local_elem_bytes > ctx->local_mem)
+        limit /= 2;
+    return limit;
+}
+
+clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+                        int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg)
+{
+    size_t limit = plan_local_limit(ctx, local_elem_bytes);
     for (int i = 0; i < n_kernels; ++i) {
         size_t k = 0;
         cl_int e = clGetKernelWorkGroupInfo(kernels[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE,
@@ -39,9 +60,6 @@ clnz_status plan_launch(clnz_context *ctx, cl_kernel *kernels, int n_kernels, si
         if (k < limit)
             limit = k;
     }
-    /* the local scan needs next_pow2(wg) slots */
-    while (limit > 1 && (cl_ulong)next_pow2(limit) * local_elem_bytes > ctx->local_mem)
-        limit /= 2;
     size_t wg;
     if (ctx->forced_wg) {
         wg = ctx->forced_wg;
@@ -51,7 +69,8 @@ clnz_status plan_launch(clnz_context *ctx, cl_kernel *kernels, int n_kernels, si
                             "device (%zu)",
                             wg, limit);
     } else {
-        wg = ctx->is_cpu ? CPU_WG : GPU_WG;
+        /* a tuned size that one dtype's kernel cannot take is clamped, not an error */
+        wg = ctx->launch[family].work_group_size;
         if (wg > limit)
             wg = limit;
     }

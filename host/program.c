@@ -51,7 +51,7 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
     /* a warm process loads the compiled program instead of compiling it */
     char key[1024];
     snprintf(key, sizeof key, "clnz %s|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
-             ctx->platform_name, ctx->device_name, ctx->driver, opts,
+             ctx->id.platform, ctx->id.device, ctx->id.driver, opts,
              (unsigned long long)cache_hash(src, strlen(src), CACHE_HASH_SEED));
     cl_program prog = program_cache_load(ctx, key);
     if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */

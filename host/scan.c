@@ -8,7 +8,7 @@ clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
 {
     char opts[64];
     /* a tile of one element would never shrink the problem: at least two */
-    size_t items = plan_items(ctx, 1);
+    size_t items = plan_items(ctx, CLNZ_KERNEL_SCAN);
     if (items < 2)
         items = 2;
     kit->is_u64 = is_u64;
@@ -20,7 +20,7 @@ clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
     if (st)
         return st;
     cl_kernel ks[2] = {kit->tiles_k, kit->add_k};
-    return plan_launch(ctx, ks, 2, items, kit->elem, &kit->cfg);
+    return plan_launch(ctx, CLNZ_KERNEL_SCAN, ks, 2, items, kit->elem, &kit->cfg);
 }
 
 uint64_t scan_scratch_elems(const scan_kit *kit, uint64_t n)

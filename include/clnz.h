@@ -146,11 +146,70 @@ cl_context clnz_context_cl_context(const clnz_context *ctx);
 cl_command_queue clnz_context_queue(const clnz_context *ctx);
 cl_device_id clnz_context_device(const clnz_context *ctx);
 
-/* Launch parameters: work-items per work-group and elements per work-item.
- * 0 means the library's choice. Any work-group size the device allows gives
- * the same results; tests and the tuner use this to force one. */
+/* Forces the launch parameters of every kernel family: work-items per
+ * work-group and elements per work-item. 0, 0 goes back to the tuned or
+ * default ones. Any work-group size the device allows gives the same
+ * results; tests use this to force each in turn. */
 clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
                                     size_t items_per_work_item);
+
+/* ---- launch parameters and tuning ------------------------------------ */
+typedef enum {
+    CLNZ_KERNEL_NONZERO = 0, /* the nonzero pipeline's count and write passes (count too) */
+    CLNZ_KERNEL_SCAN,        /* the multi-level scan */
+    CLNZ_KERNEL_MASK,        /* the mask kernel */
+    CLNZ_KERNEL_FAMILIES
+} clnz_kernel_family;
+
+typedef enum {
+    CLNZ_LAUNCH_DEFAULT = 0, /* derived from device queries */
+    CLNZ_LAUNCH_VENDOR,      /* tuned on another device of the same vendor and type */
+    CLNZ_LAUNCH_TUNED,       /* tuned on this device, driver and clnz version */
+    CLNZ_LAUNCH_FORCED       /* clnz_context_set_launch */
+} clnz_launch_source;
+
+typedef struct {
+    size_t work_group_size;
+    size_t items_per_work_item;
+} clnz_launch;
+
+/* What a kernel family launches with on this context, and why. */
+clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family family,
+                                clnz_launch *launch, clnz_launch_source *source);
+
+/* The candidates the tuner tries for a family on this device (from its
+ * work-group, local-memory and preferred-multiple limits). Returns how many
+ * there are; fills up to max. quick: the shorter list. */
+int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family family, int quick,
+                         clnz_launch *out, int max);
+
+/* One candidate the tuner measured. */
+typedef struct {
+    clnz_kernel_family family;
+    clnz_launch launch;
+    int correct;      /* its results matched the reference on every size */
+    int is_default;   /* the launch the library would use untuned */
+    int is_winner;
+    double gbps[2];   /* effective GB/s on the small and the large problem */
+    double ms[2];     /* median kernel time (profiling events), ms */
+} clnz_tune_row;
+
+typedef void (*clnz_tune_progress)(void *user, int done, int total, const clnz_tune_row *row);
+
+/* Tunes every family on this context's device: for each candidate, checks
+ * its results against a host reference on a cache-sized and a large
+ * problem, then times it with OpenCL profiling events (median after a
+ * warm-up). The winners are stored in the cache folder for this device
+ * (and for its vendor and type) and used by this context from now on. rows
+ * (may be NULL) gets up to max_rows rows; *n_rows the number measured. */
+clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress, void *user,
+                      clnz_tune_row *rows, int max_rows, int *n_rows);
+
+/* The cache folder (tuning results, compiled programs): $CLNZ_CACHE_DIR,
+ * else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz. */
+const char *clnz_cache_dir(char *buf, size_t size);
+/* Deletes clnz's files in the cache folder; *removed gets how many. */
+clnz_status clnz_cache_clear(int *removed);
 
 /* Counters of what a context did, for tests and for curious callers. */
 typedef struct {
@@ -172,6 +231,7 @@ typedef struct {
     char version[128];
     uint64_t global_mem_size;
     uint64_t max_alloc_size;
+    clnz_launch_source tuning; /* TUNED, VENDOR or DEFAULT: what is stored for it */
 } clnz_device_info;
 
 /* Fills up to max entries; *count gets the number of devices there are. */

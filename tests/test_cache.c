@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char g_dir[64];
-
 /* Runs one small nonzero in a new context and returns its counters. */
 static clnz_stats run_once(const char **message)
 {
@@ -40,7 +38,7 @@ static clnz_stats run_once(const char **message)
 static int list_bins(char names[][300], int max)
 {
     char dir[100];
-    snprintf(dir, sizeof dir, "%s/programs", g_dir);
+    snprintf(dir, sizeof dir, "%s/programs", tu_cache_dir());
     DIR *d = opendir(dir);
     int n = 0;
     if (!d)
@@ -50,24 +48,6 @@ static int list_bins(char names[][300], int max)
             snprintf(names[n++], 300, "%.100s/%.180s", dir, e->d_name);
     closedir(d);
     return n;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/clnz-cache-test-XXXXXX");
-    if (!mkdtemp(g_dir))
-        return -1;
-    setenv("CLNZ_CACHE_DIR", g_dir, 1);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 static void test_warm_context_skips_the_compiler(void **state)
@@ -121,14 +101,14 @@ static void test_unwritable_cache_is_a_warning(void **state)
 {
     (void)state;
     char file[128], dir[160];
-    snprintf(file, sizeof file, "%s/a-file", g_dir);
+    snprintf(file, sizeof file, "%s/a-file", tu_cache_dir());
     FILE *f = fopen(file, "w");
     fclose(f);
     snprintf(dir, sizeof dir, "%s/sub", file); /* a folder below a file: cannot exist */
     setenv("CLNZ_CACHE_DIR", dir, 1);
     const char *msg;
     clnz_stats s = run_once(&msg);
-    setenv("CLNZ_CACHE_DIR", g_dir, 1);
+    setenv("CLNZ_CACHE_DIR", tu_cache_dir(), 1);
     assert_true(s.programs_from_source > 0);
     assert_non_null(strstr(msg, "warning: cannot write the program cache"));
 }
@@ -137,10 +117,12 @@ int main(void)
 {
     tu_seed("test_cache");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt,
+                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, tu_cache_setup,
+                                        tu_cache_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

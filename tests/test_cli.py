@@ -389,3 +389,65 @@ def test_second_process_uses_the_program_cache(tmp_path, rng):
     assert "built from source" in logs[0]
     assert "built from source" not in logs[1]  # the compiler was not called
     assert "loaded from the cache" in logs[1]
+
+
+# ---- tuning -------------------------------------------------------------------
+
+def tuning_files(cache):
+    d = cache / "tuning"
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def default_device_line(env):
+    out = subprocess.run([CLNZ, "devices"], capture_output=True, text=True, env=env).stdout
+    return next(line for line in out.splitlines() if line.startswith("*"))
+
+
+def test_tune_two_processes_at_once_then_clear(tmp_path):
+    cache = tmp_path / "cache"
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
+    assert default_device_line(env).endswith(", defaults")
+    procs = [subprocess.Popen([CLNZ, "tune", "--quick"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        rows = [line.split() for line in out.splitlines()[1:] if line.split()[:1] in
+                (["nonzero"], ["scan"], ["mask"])]
+        assert len(rows) >= 6 and "WRONG" not in out
+        assert out.count("<- winner") == 3 and out.count("default") >= 3
+        assert all(float(r[3]) > 0 and float(r[4]) > 0 for r in rows)
+    files = tuning_files(cache)
+    assert len(files) == 2 and files[-1].startswith("vendor--"), files  # no temporary files
+    for name in files:
+        text = (cache / "tuning" / name).read_text()
+        assert text.startswith("# clnz tuning result") and "\nchecksum " in text
+    assert default_device_line(env).endswith(", tuned")
+    p = run("cache", check=False)  # the default folder is not touched by this test
+    assert p.returncode == 0
+    p = subprocess.run([CLNZ, "cache", "--clear"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and p.stdout.startswith("removed ")
+    assert int(p.stdout.split()[1]) >= 2
+    assert tuning_files(cache) == []
+    assert default_device_line(env).endswith(", defaults")
+
+
+def test_autotune_on_first_use(tmp_path, rng):
+    cache = tmp_path / "cache"
+    a = random_array(rng, "f4", (100, 100))
+    inp = save(tmp_path, a)
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache), CLNZ_AUTOTUNE="1")
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a)
+    files = tuning_files(cache)
+    assert len(files) == 2
+    stamp = (cache / "tuning" / files[0]).stat().st_mtime_ns
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0  # a tuned device is not tuned again
+    assert (cache / "tuning" / files[0]).stat().st_mtime_ns == stamp
+
+
+def test_tune_and_cache_usage_errors():
+    expect_error(2, "tune", "--slow")
+    expect_error(2, "tune", "--device", "3:3")
+    expect_error(2, "cache", "--all")

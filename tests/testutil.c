@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static clnz_context *g_ctx;
 
@@ -297,3 +299,24 @@ void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst)
     if (e)
         fail_msg("clEnqueueReadBuffer: %d", e);
 }
+
+static char g_cache[64];
+
+int tu_cache_setup(void **state)
+{
+    (void)state;
+    snprintf(g_cache, sizeof g_cache, "/tmp/clnz-test-cache-XXXXXX");
+    if (!mkdtemp(g_cache))
+        return -1;
+    return setenv("CLNZ_CACHE_DIR", g_cache, 1);
+}
+
+int tu_cache_teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_cache);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+const char *tu_cache_dir(void) { return g_cache; }

@@ -45,6 +45,12 @@ int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonze
 /* Converts an index array of the given type to int64 (malloc'd). */
 int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n);
 
+/* A fresh temporary folder as CLNZ_CACHE_DIR (for cmocka setup and
+ * teardown); tu_cache_dir() names it. */
+int tu_cache_setup(void **state);
+int tu_cache_teardown(void **state);
+const char *tu_cache_dir(void);
+
 /* Device buffer from host bytes (read-write). */
 cl_mem tu_buffer(size_t bytes, const void *init);
 void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst);

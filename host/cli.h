@@ -1,0 +1,19 @@
+/* cli.h: what the clnz command's source files share. */
+#ifndef CLNZ_CLI_H
+#define CLNZ_CLI_H
+
+#include "clnz.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* Prints "clnz: ..." as one line on stderr and returns code. */
+int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first line of the context's message for a failed library call. */
+int lib_fail(clnz_context *ctx, clnz_status st, const char *what);
+/* A context on `device` (NULL: CLNZ_DEVICE or the default), or an exit status. */
+int open_context(const char *device, clnz_context **ctx);
+
+int cmd_tune(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+
+#endif
