@@ -97,6 +97,45 @@ static void test_corrupt_and_truncated_files_are_rebuilt(void **state)
     assert_int_equal(s.cache_files_rejected, 0);
 }
 
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; ++i)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A well-formed cache file (right key, size and checksum) whose binary the
+ * driver rejects: the program is built from source and the file replaced. */
+static void test_binary_the_driver_rejects_falls_back(void **state)
+{
+    (void)state;
+    run_once(NULL);
+    char names[16][300];
+    int n = list_bins(names, 16);
+    assert_true(n >= 1);
+    FILE *f = fopen(names[0], "rb");
+    char buf[4096];
+    size_t len = fread(buf, 1, sizeof buf - 200, f);
+    fclose(f);
+    /* keep "CLNZBIN1\n" and the key line, then a garbage binary */
+    char *key_end = memchr(buf + 9, '\n', len - 9);
+    assert_non_null(key_end);
+    size_t head = (size_t)(key_end - buf) + 1;
+    const char garbage[] = "this is not a program binary";
+    int k = snprintf(buf + head, sizeof buf - head, "%zu\n%s", sizeof garbage - 1, garbage);
+    size_t body = head + (size_t)k;
+    snprintf(buf + body, sizeof buf - body, "%016llx\n", (unsigned long long)fnv(buf, body));
+    f = fopen(names[0], "wb");
+    fwrite(buf, 1, body + 17, f);
+    fclose(f);
+    clnz_stats s = run_once(NULL);
+    assert_int_equal(s.cache_files_rejected, 1);
+    assert_int_equal(s.programs_from_source, 1);
+    s = run_once(NULL);
+    assert_int_equal(s.programs_from_source, 0);
+}
+
 static void test_unwritable_cache_is_a_warning(void **state)
 {
     (void)state;
@@ -120,6 +159,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt,
+                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_binary_the_driver_rejects_falls_back,
                                         tu_cache_setup, tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, tu_cache_setup,
                                         tu_cache_teardown),
