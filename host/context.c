@@ -188,9 +188,9 @@ clnz_status clnz_context_set_launch(clnz_context *c, size_t wg, size_t items)
         return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,
                         "work-group size %zu exceeds the device's limit %zu", wg,
                         c->max_work_group);
-    if (items > 4096)
+    if (items > CLNZ_MAX_ITEMS)
         return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "items per work-item %zu is above the limit 4096", items);
+                        "items per work-item %zu is above the limit %d", items, CLNZ_MAX_ITEMS);
     c->forced_wg = wg;
     c->forced_items = items;
     return CLNZ_SUCCESS;

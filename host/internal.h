@@ -8,6 +8,8 @@
 #include <stdarg.h>
 
 #define CLNZ_MESSAGE_MAX 512
+/* Items per work-item above this only serialize the work: a sanity bound. */
+#define CLNZ_MAX_ITEMS 65536
 
 typedef struct {
     char key[160];      /* file, kernel name and build options */
@@ -166,6 +168,7 @@ clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_me
 typedef struct {
     uint64_t lo, hi; /* key bounds, as the kernel's key type (long or ulong) */
     cl_uint invert;
+    int nonzero;     /* the predicate is x != 0: kernels built with PRED_NONZERO */
 } pred_keys;
 
 clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype dtype, const clnz_predicate *pred,

@@ -86,9 +86,10 @@ clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_pr
         st = pred_to_keys(ctx, plan->t.dtype, pred, &plan->keys);
     if (st)
         return st;
-    char opts[64];
+    char opts[80];
     size_t items = plan_items(ctx, CLNZ_KERNEL_NONZERO);
-    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu", (int)plan->t.dtype, items);
+    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=%d",
+             (int)plan->t.dtype, items, plan->keys.nonzero);
     st = program_kernel(ctx, "nonzero", "nz_count", opts, &plan->count_k);
     if (!st)
         st = program_kernel(ctx, "nonzero", "nz_write", opts, &plan->write_k);

@@ -4,15 +4,16 @@
 #include "internal.h"
 
 /* Defaults from the device type. A CPU device runs a work-group as a loop on
- * one core, so it wants long contiguous chunks per work-item; a GPU wants
- * many work-items with a few items each. */
+ * one core, so it wants a few work-items each walking a long contiguous
+ * chunk (measured on PoCL: 4 x 4096 is 3x faster than 64 x 64 for nonzero);
+ * a GPU wants many work-items with a few items each. */
 void plan_defaults(clnz_context *ctx)
 {
     for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
         clnz_launch l;
         if (ctx->is_cpu) {
-            l.work_group_size = 64;
-            l.items_per_work_item = 64;
+            l.work_group_size = 4;
+            l.items_per_work_item = 4096;
         } else {
             l.work_group_size = 256;
             l.items_per_work_item = f == CLNZ_KERNEL_SCAN ? 8 : 4;

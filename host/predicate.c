@@ -214,6 +214,10 @@ clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype d, const clnz_predicate *
                         (int)p.kind);
     if (p.op == CLNZ_OP_NONZERO)
         p = clnz_pred_int(CLNZ_OP_NE, 0);
+    out->nonzero = p.op == CLNZ_OP_NE &&
+                   (p.kind == CLNZ_VALUE_FLOAT ? p.value.f == 0.0
+                                               : (p.kind == CLNZ_VALUE_UINT ? p.value.u == 0
+                                                                            : p.value.i == 0));
     i128 kmin, kmax, lo = 1, hi = 0; /* empty unless found */
     key_range(d, &kmin, &kmax);
     int found = 1;

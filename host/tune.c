@@ -45,7 +45,8 @@ static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_ker
         snprintf(opts, sizeof opts, "-DSCAN_T=ulong -DITEMS=%zu", items < 2 ? 2 : items);
         return program_kernel(ctx, "scan", "scan_tiles", opts, k);
     }
-    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu", (int)CLNZ_F32, items);
+    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=1", (int)CLNZ_F32,
+             items);
     if (f == CLNZ_KERNEL_MASK) {
         *local_elem = 0;
         return program_kernel(ctx, "mask", "mask_write", opts, k);
@@ -76,15 +77,16 @@ int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, cln
         pref = 1;
     size_t wgs[16], items[8];
     int nw = 0, ni = 0;
+    /* a CPU runs a work-group as a loop on one core: tiny groups are worth a try */
     int step = 0;
-    for (size_t w = pref; w <= limit && nw < 12; w *= 2, ++step)
+    for (size_t w = ctx->is_cpu ? 1 : pref; w <= limit && nw < 12; w *= 2, ++step)
         if (!quick || step % 2 == 0) /* quick mode keeps every other size */
             wgs[nw++] = w;
     /* items per work-item: long chunks on CPUs, short ones on GPUs */
-    static const size_t cpu_full[] = {16, 64, 256, 1024}, cpu_quick[] = {64, 256};
+    static const size_t cpu_full[] = {64, 256, 1024, 4096, 16384}, cpu_quick[] = {1024, 4096};
     static const size_t gpu_full[] = {1, 2, 4, 8, 16}, gpu_quick[] = {2, 4, 8};
     const size_t *src = ctx->is_cpu ? (quick ? cpu_quick : cpu_full) : (quick ? gpu_quick : gpu_full);
-    int nsrc = ctx->is_cpu ? (quick ? 2 : 4) : (quick ? 3 : 5);
+    int nsrc = ctx->is_cpu ? (quick ? 2 : 5) : (quick ? 3 : 5);
     for (int i = 0; i < nsrc; ++i)
         items[ni++] = src[i];
     /* the defaults are always among the candidates, so they can be compared */
@@ -93,9 +95,9 @@ int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, cln
         have_w |= wgs[i] == ctx->launch[f].work_group_size;
     for (int i = 0; i < ni; ++i)
         have_i |= items[i] == ctx->launch[f].items_per_work_item;
-    if (!have_w && ctx->launch[f].work_group_size <= limit)
+    if (!have_w && ctx->launch[f].work_group_size <= limit && nw < 16)
         wgs[nw++] = ctx->launch[f].work_group_size;
-    if (!have_i)
+    if (!have_i && ni < 8)
         items[ni++] = ctx->launch[f].items_per_work_item;
     int n = 0;
     for (int i = 0; i < ni; ++i)

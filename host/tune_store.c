@@ -109,7 +109,7 @@ static file_state read_file(const char *path, const device_ident *id, int vendor
         char extra;
         if (!field(text, family_names[f], v, sizeof v) ||
             sscanf(v, "%llu %llu %c", &wg, &items, &extra) != 2 || wg == 0 || items == 0 ||
-            items > 4096)
+            items > CLNZ_MAX_ITEMS)
             st = FILE_CORRUPT;
         l[f].work_group_size = (size_t)wg;
         l[f].items_per_work_item = (size_t)items;

@@ -81,11 +81,24 @@ inline ekey_t elem_key(bits_t b)
 #endif
 }
 
+/* PRED_NONZERO: the host built this kernel for "x != 0", so the test is one
+ * mask and one compare instead of the key range (same results). */
+#ifndef PRED_NONZERO
+#define PRED_NONZERO 0
+#endif
+
 /* Is x OP v, for a predicate that the host reduced to "key in [lo, hi]",
  * inverted for "ne"? NaN compares false, except for "ne". No branches: the
  * result feeds a count, not a jump. */
 inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 {
+#if PRED_NONZERO
+#ifdef ELEM_MAG_MASK
+    return (b & ELEM_MAG_MASK) != 0; /* -0.0 is zero, NaN is not */
+#else
+    return b != 0;
+#endif
+#endif
     ekey_t k = elem_key(b);
     uint in = (uint)(k >= lo) & (uint)(k <= hi);
 #ifdef ELEM_MAG_MASK

@@ -90,6 +90,61 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
     }
 }
 
+/* Contiguous input whose entry is its flat index i (flat layout, or a 1-D
+ * input with one coordinate). */
+inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
+                            __global uchar *out, ulong out_off, ulong o, ulong o_end, ekey_t lo,
+                            ekey_t hi, uint invert, int idx_bytes)
+{
+    if (idx_bytes == 8) {
+        __global long *dst = (__global long *)out + out_off;
+        for (ulong i = first; i < last && o < o_end; ++i) {
+            dst[o] = (long)i;
+            o += elem_selected(in[i], lo, hi, invert);
+        }
+    } else {
+        __global uint *dst = (__global uint *)out + out_off;
+        for (ulong i = first; i < last && o < o_end; ++i) {
+            dst[o] = (uint)i;
+            o += elem_selected(in[i], lo, hi, invert);
+        }
+    }
+}
+
+/* Contiguous 2-D input, (row, column) entries as rows or columns. */
+inline void write_2d_run(__global const bits_t *in, ulong first, ulong last, long cols,
+                         __global uchar *out, ulong out_off, ulong o, ulong o_end, ulong capacity,
+                         int layout, ekey_t lo, ekey_t hi, uint invert, int idx_bytes)
+{
+    long r = (long)(first / (ulong)cols), c = (long)(first % (ulong)cols);
+    /* rows: entry o at 2o and 2o+1; columns: at o and capacity+o */
+    ulong step = layout == LAYOUT_ROWS ? 2 : 1;
+    ulong second = layout == LAYOUT_ROWS ? 1 : capacity;
+    if (idx_bytes == 8) {
+        __global long *dst = (__global long *)out + out_off;
+        for (ulong i = first; i < last && o < o_end; ++i) {
+            dst[o * step] = r;
+            dst[o * step + second] = c;
+            o += elem_selected(in[i], lo, hi, invert);
+            if (++c == cols) {
+                c = 0;
+                ++r;
+            }
+        }
+    } else {
+        __global uint *dst = (__global uint *)out + out_off;
+        for (ulong i = first; i < last && o < o_end; ++i) {
+            dst[o * step] = (uint)r;
+            dst[o * step + second] = (uint)c;
+            o += elem_selected(in[i], lo, hi, invert);
+            if (++c == cols) {
+                c = 0;
+                ++r;
+            }
+        }
+    }
+}
+
 __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global const ulong *tile_offsets, ulong offsets_off,
@@ -104,18 +159,28 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     if (c == 0 || o >= capacity)
         return;
 
-    /* Coordinates come from the odometer unless they are not needed: flat
-     * output of a contiguous input, or a 1-D input whose coordinate is i. */
-    int need_coords = rank > 1 && layout != LAYOUT_FLAT;
-    int track = !contiguous || need_coords;
-    walker w;
-    walker_init(&w, first, rank, meta, track);
     ulong last = min(first + ITEMS, n);
     /* Branch-free compaction: every element writes its entry at slot o and
      * only a selected one moves o on, so the next element overwrites a slot
      * that was not taken. Random data then costs no mispredicted branches.
      * o_end keeps the writes inside this work-item's own slots. */
     ulong o_end = min(o + c, capacity);
+    /* The common shapes get loops of their own (chosen once per work-item,
+     * so the loops carry no layout or rank tests); the odometer does the rest. */
+    if (contiguous && (layout == LAYOUT_FLAT || (rank == 1 && width == 1))) {
+        write_index_run(in + in_off, first, last, out, out_off, o, o_end, lo, hi, invert,
+                        idx_bytes);
+        return;
+    }
+    if (contiguous && rank == 2 && width == 2) {
+        write_2d_run(in + in_off, first, last, META_SHAPE(meta, 1), out, out_off, o, o_end,
+                     capacity, layout, lo, hi, invert, idx_bytes);
+        return;
+    }
+    int need_coords = rank > 1 && layout != LAYOUT_FLAT;
+    int track = !contiguous || need_coords;
+    walker w;
+    walker_init(&w, first, rank, meta, track);
     for (ulong i = first; i < last && o < o_end; ++i) {
         uint s = elem_selected(in[in_off + w.off], lo, hi, invert);
         put_entry(out, out_off, capacity, layout, width, idx_bytes, o, i, rank, &w);

@@ -112,18 +112,27 @@ static void test_every_launch_shape(void **state)
         tu_launch launch = l < tu_n_launches ? tu_launches[l] : (tu_launch){max_wg, 2};
         TU_CHECK(ctx, clnz_context_set_launch(ctx, launch.wg, launch.items));
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
-            int64_t shape[3] = {sizes[s], 1, 1};
-            if (sizes[s] == 70001) /* a 3-D one too */
-                shape[0] = 11, shape[1] = 91, shape[2] = 70;
-            clnz_tensor t = {CLNZ_F32, 3, shape, NULL};
-            int64_t n = shape[0] * shape[1] * shape[2];
-            float *data = malloc((size_t)n * 4 + 4);
-            tu_fill(CLNZ_F32, data, (size_t)n, s % 2 ? 0.5 : 0.03);
-            clnz_nonzero_options o;
-            clnz_nonzero_options_init(&o);
-            o.layout = (clnz_layout)(s % 3);
-            check(&t, data, (size_t)n, 0, &o);
-            free(data);
+            /* 1-D, 2-D and 3-D views of the same count: each has its own write loop */
+            int64_t shapes[4][3] = {{sizes[s]}, {sizes[s], 1}, {1, sizes[s]}, {sizes[s], 1, 1}};
+            int ranks[4] = {1, 2, 2, 3};
+            if (sizes[s] == 70001) { /* and real 2-D and 3-D ones */
+                shapes[1][0] = 7, shapes[1][1] = 10001;
+                shapes[3][0] = 11, shapes[3][1] = 91, shapes[3][2] = 70;
+            }
+            for (int v = 0; v < 4; ++v) {
+                clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
+                int64_t n = 1;
+                for (int d = 0; d < ranks[v]; ++d)
+                    n *= shapes[v][d];
+                float *data = malloc((size_t)n * 4 + 4);
+                tu_fill(CLNZ_F32, data, (size_t)n, s % 2 ? 0.5 : 0.03);
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = (clnz_layout)((s + (size_t)v) % 3);
+                o.index_type = (clnz_index_type)(v % 2);
+                check(&t, data, (size_t)n, 0, &o);
+                free(data);
+            }
         }
     }
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));

@@ -242,7 +242,7 @@ static void test_bad_files_are_ignored_then_replaced(void **state)
     assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
     assert_int_equal(s.cache_files_rejected, 1);
     /* absurd values are corrupt too */
-    write_tuning(path, NULL, 16, 99999, 0);
+    write_tuning(path, NULL, 16, 999999, 0);
     assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
     /* tuning replaces it with a good file that the next context uses */
     write_tuning(path, "9.9-other", 16, 32, 0);
