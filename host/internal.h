@@ -225,6 +225,7 @@ typedef struct {
     pred_keys keys;
     launch_cfg cfg;
     uint64_t tiles;
+    uint64_t items_off; /* where the per-work-item counts start in scratch, in u32s */
     cl_kernel count_k, write_k;
     scan_kit scan;
 } nz_plan;

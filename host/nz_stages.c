@@ -102,9 +102,12 @@ clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_pr
     if (st)
         return st;
     plan->tiles = plan_tiles(plan->t.n, &plan->cfg);
-    /* scratch: one count (then offset) per tile, then the scan's levels */
+    /* scratch: one count (then offset) per tile, the scan's levels, then one
+     * 32-bit count per work-item */
     uint64_t elems = plan->tiles + scan_scratch_elems(&plan->scan, plan->tiles);
-    return plan_scratch(ctx, (size_t)elems * sizeof(cl_ulong));
+    plan->items_off = elems * 2;
+    return plan_scratch(ctx, (size_t)(elems * sizeof(cl_ulong) +
+                                      plan->tiles * plan->cfg.wg * sizeof(cl_uint)));
 }
 
 /* The arguments nz_count and nz_write share, in their order. */
@@ -139,9 +142,11 @@ clnz_status nz_enqueue_count(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_
     input_args a = input_args_of(p, in, base, meta);
     cl_ulong zero = 0;
     cl_uint p2 = p->cfg.p2;
-    karg args[] = {INPUT_KARGS(a), KARG(ctx->scratch), KARG(zero), KARG(p2),
+    cl_ulong items_off = p->items_off;
+    karg args[] = {INPUT_KARGS(a),    KARG(ctx->scratch), KARG(zero),
+                   KARG(ctx->scratch), KARG(items_off),  KARG(p2),
                    KLOCAL(p2 * sizeof(cl_ulong))};
-    clnz_status st = set_args(ctx, p->count_k, "nz_count", args, 13);
+    clnz_status st = set_args(ctx, p->count_k, "nz_count", args, 15);
     if (!st)
         st = chain_launch(ch, p->count_k, "nz_count", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
     if (!st)
@@ -162,10 +167,12 @@ clnz_status nz_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_
     cl_int layout = (cl_int)o->layout, a_width = width;
     cl_int idx = (cl_int)index_bytes(o->index_type);
     cl_uint p2 = p->cfg.p2;
-    karg args[] = {INPUT_KARGS(a),   KARG(ctx->scratch), KARG(zero), KARG(out),
-                   KARG(a_out_off),  KARG(a_cap),        KARG(layout), KARG(a_width),
-                   KARG(idx),        KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong))};
-    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 19);
+    cl_ulong items_off = p->items_off;
+    karg args[] = {INPUT_KARGS(a),     KARG(ctx->scratch), KARG(zero),   KARG(ctx->scratch),
+                   KARG(items_off),    KARG(out),          KARG(a_out_off), KARG(a_cap),
+                   KARG(layout),       KARG(a_width),      KARG(idx),    KARG(p2),
+                   KLOCAL(p2 * sizeof(cl_ulong))};
+    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 21);
     if (!st)
         st = chain_launch(ch, p->write_k, "nz_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
     return st;

@@ -31,12 +31,16 @@
  * a device that flushes denormals or lacks fp16/fp64 still sees every value. */
 #if CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8
 typedef uchar bits_t;
+typedef uchar16 bits16_t;
 #elif CLNZ_DTYPE == CLNZ_DT_U16 || CLNZ_DTYPE == CLNZ_DT_I16 || CLNZ_DTYPE == CLNZ_DT_F16
 typedef ushort bits_t;
+typedef ushort16 bits16_t;
 #elif CLNZ_DTYPE == CLNZ_DT_U32 || CLNZ_DTYPE == CLNZ_DT_I32 || CLNZ_DTYPE == CLNZ_DT_F32
 typedef uint bits_t;
+typedef uint16 bits16_t;
 #elif CLNZ_DTYPE == CLNZ_DT_U64 || CLNZ_DTYPE == CLNZ_DT_I64 || CLNZ_DTYPE == CLNZ_DT_F64
 typedef ulong bits_t;
+typedef ulong16 bits16_t;
 #else
 #error "unknown CLNZ_DTYPE"
 #endif

@@ -48,14 +48,18 @@ inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ul
     return c;
 }
 
+/* Writes each tile's count, and each work-item's (at most ITEMS, so 32 bits)
+ * for nz_write, which then need not read its chunk twice. */
 __kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                       uint invert, __global ulong *tile_counts, ulong counts_off, uint p2,
+                       uint invert, __global ulong *tile_counts, ulong counts_off,
+                       __global uint *item_counts, ulong items_off, uint p2,
                        __local ulong *scratch)
 {
     ulong tile = (ulong)get_local_size(0) * ITEMS;
     ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
     ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert);
+    item_counts[items_off + get_global_id(0)] = (uint)c;
     ulong total;
     wg_exclusive_scan(c, scratch, p2, &total);
     if (get_local_id(0) == 0)
@@ -90,25 +94,82 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
     }
 }
 
+/* The selection of BLOCK consecutive elements as a bit mask (bit j: element
+ * j). A plain loop the compiler can vectorize: no branch per element. */
+#define BLOCK 32
+#if PRED_NONZERO
+/* x != 0 on 16 elements as vector operations (the scalar loop below does not
+ * vectorize on PoCL): one load, one mask, one compare, a tree of ORs. */
+inline uint mask16(__global const bits_t *p)
+{
+    bits16_t v = vload16(0, p);
+#ifdef ELEM_MAG_MASK
+    v &= (bits16_t)(ELEM_MAG_MASK);
+#endif
+    uint16 bit = (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
+                          32768);
+    uint16 b = convert_uint16(v != (bits16_t)0) & bit;
+    uint8 a = b.lo | b.hi;
+    uint4 c = a.lo | a.hi;
+    uint2 d = c.lo | c.hi;
+    return d.x | d.y;
+}
+
+inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
+{
+    return mask16(p) | mask16(p + 16) << 16;
+}
+#else
+inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
+{
+    uint m = 0;
+    for (uint j = 0; j < BLOCK; ++j)
+        m |= elem_selected(p[j], lo, hi, invert) << j;
+    return m;
+}
+#endif
+
+/* Lowest set bit's index (ctz is OpenCL 2.0; clz is 1.2). */
+inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
+
+/* Sparse blocks emit one entry per set bit; dense ones write every slot
+ * branch-free (see nz_write), stopping at the block's last selected element
+ * so that no write lands past this work-item's own slots. */
+#define SPARSE_BELOW 8
+
 /* Contiguous input whose entry is its flat index i (flat layout, or a 1-D
  * input with one coordinate). */
+#define INDEX_RUN(T)                                                                           \
+    {                                                                                          \
+        __global T *dst = (__global T *)out + out_off;                                         \
+        ulong i = first;                                                                       \
+        for (; i + BLOCK <= last && o < o_end; i += BLOCK) {                                   \
+            uint m = block_mask(in + i, lo, hi, invert);                                       \
+            if (popcount(m) < SPARSE_BELOW) {                                                  \
+                for (; m; m &= m - 1)                                                          \
+                    dst[o++] = (T)(i + low_bit(m));                                            \
+            } else {                                                                           \
+                uint end = 32 - clz(m);                                                        \
+                for (uint j = 0; j < end; ++j) {                                               \
+                    dst[o] = (T)(i + j);                                                       \
+                    o += (m >> j) & 1;                                                         \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        for (; i < last && o < o_end; ++i) {                                                   \
+            dst[o] = (T)i;                                                                     \
+            o += elem_selected(in[i], lo, hi, invert);                                         \
+        }                                                                                      \
+    }
+
 inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                             __global uchar *out, ulong out_off, ulong o, ulong o_end, ekey_t lo,
                             ekey_t hi, uint invert, int idx_bytes)
 {
-    if (idx_bytes == 8) {
-        __global long *dst = (__global long *)out + out_off;
-        for (ulong i = first; i < last && o < o_end; ++i) {
-            dst[o] = (long)i;
-            o += elem_selected(in[i], lo, hi, invert);
-        }
-    } else {
-        __global uint *dst = (__global uint *)out + out_off;
-        for (ulong i = first; i < last && o < o_end; ++i) {
-            dst[o] = (uint)i;
-            o += elem_selected(in[i], lo, hi, invert);
-        }
-    }
+    if (idx_bytes == 8)
+        INDEX_RUN(long)
+    else
+        INDEX_RUN(uint)
 }
 
 /* Contiguous 2-D input, (row, column) entries as rows or columns. */
@@ -148,12 +209,12 @@ inline void write_2d_run(__global const bits_t *in, ulong first, ulong last, lon
 __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global const ulong *tile_offsets, ulong offsets_off,
-                       __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                       __global const uint *item_counts, ulong items_off, __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
                        int idx_bytes, uint p2, __local ulong *scratch)
 {
     ulong tile = (ulong)get_local_size(0) * ITEMS;
     ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
-    ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert);
+    ulong c = item_counts[items_off + get_global_id(0)];
     ulong total;
     ulong o = tile_offsets[offsets_off + get_group_id(0)] + wg_exclusive_scan(c, scratch, p2, &total);
     if (c == 0 || o >= capacity)
