@@ -21,7 +21,7 @@ LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
 TEST_BIN = $(TESTS:%=build/%)
 
-.PHONY: all run test check-kernels deps clean
+.PHONY: all run test check-kernels deps clean bench bench-tools
 all: build/libclnz.so build/libclnz.a build/clnz
 
 build/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
@@ -59,6 +59,18 @@ build/test_%: build/obj/tests/test_%.o build/obj/tests/testutil.o build/libclnz.
 
 deps:
 	scripts/deps
+
+# The benchmark's helpers (scripts/bench builds them itself through this).
+bench-tools: build/bench_clnz build/membw
+
+build/bench_clnz: scripts/bench_clnz.c build/obj/cli_npy.o build/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c build/obj/cli_npy.o build/libclnz.a $(LDLIBS)
+
+build/membw: scripts/membw.c
+	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
+
+bench: all bench-tools
+	$(PYTHON) scripts/bench
 
 run: deps all
 	$(PYTHON) scripts/run-sample

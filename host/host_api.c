@@ -33,8 +33,10 @@ static clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *d
         *base = 0;
     } else {
         const char *start = (const char *)data + t->min_off * (int64_t)t->elem;
-        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)bytes,
-                              (void *)start, &e);
+        /* A CPU device reads host memory where it lies: no copy. Kernels only
+         * read the input, so the const is kept in fact. */
+        cl_mem_flags how = ctx->is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
+        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | how, (size_t)bytes, (void *)start, &e);
         *base = -t->min_off;
     }
     return CL_CHECK(ctx, e, "clCreateBuffer(input)");

@@ -1,0 +1,80 @@
+/* membw.c: the machine's read bandwidth, the bar scripts/bench measures
+ * clnz against.
+ *
+ *   build/membw BYTES REPEATS
+ *
+ * Prints "threads GB/s" lines for 1 and 2 threads: each thread sums its half
+ * of a BYTES buffer (touched beforehand), best of REPEATS passes. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    const uint64_t *p;
+    size_t n;
+    uint64_t sum;
+} part;
+
+static void *reader(void *arg)
+{
+    part *w = arg;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= w->n; i += 4) {
+        s0 += w->p[i];
+        s1 += w->p[i + 1];
+        s2 += w->p[i + 2];
+        s3 += w->p[i + 3];
+    }
+    for (; i < w->n; ++i)
+        s0 += w->p[i];
+    w->sum = s0 + s1 + s2 + s3; /* kept, so the loads are not optimized away */
+    return NULL;
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)256 << 20;
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    if (bytes < 4096)
+        bytes = 4096;
+    size_t n = bytes / 8;
+    uint64_t *buf = malloc(n * 8);
+    if (!buf)
+        return 1;
+    memset(buf, 1, n * 8);
+    uint64_t sink = 0;
+    for (int threads = 1; threads <= 2; ++threads) {
+        double best = 1e30;
+        for (int r = 0; r < reps; ++r) {
+            part parts[2];
+            pthread_t th[2];
+            double t0 = seconds();
+            for (int k = 0; k < threads; ++k) {
+                parts[k].p = buf + k * (n / threads);
+                parts[k].n = n / threads;
+                pthread_create(&th[k], NULL, reader, &parts[k]);
+            }
+            for (int k = 0; k < threads; ++k) {
+                pthread_join(th[k], NULL);
+                sink += parts[k].sum;
+            }
+            double t = seconds() - t0;
+            if (t < best)
+                best = t;
+        }
+        printf("%d %.2f\n", threads, (double)(n / threads * threads) * 8 / best / 1e9);
+    }
+    free(buf);
+    return sink == 42; /* never true in practice: uses the sums */
+}
