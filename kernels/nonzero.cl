@@ -29,8 +29,10 @@ inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ul
     if (contiguous) {
         __global const bits_t *p = in + in_off + first;
         if (first + ITEMS <= n) { /* full chunk: no bounds checks */
+            uint cu = 0; /* at most ITEMS: 32-bit lanes vectorize better */
             for (uint j = 0; j < ITEMS; ++j)
-                c += elem_selected(p[j], lo, hi, invert);
+                cu += elem_selected(p[j], lo, hi, invert);
+            c = cu;
         } else {
             for (uint j = 0; j < n - first; ++j)
                 c += elem_selected(p[j], lo, hi, invert);
@@ -172,38 +174,70 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         INDEX_RUN(uint)
 }
 
-/* Contiguous 2-D input, (row, column) entries as rows or columns. */
-inline void write_2d_run(__global const bits_t *in, ulong first, ulong last, long cols,
-                         __global uchar *out, ulong out_off, ulong o, ulong o_end, ulong capacity,
-                         int layout, ekey_t lo, ekey_t hi, uint invert, int idx_bytes)
-{
-    long r = (long)(first / (ulong)cols), c = (long)(first % (ulong)cols);
-    /* rows: entry o at 2o and 2o+1; columns: at o and capacity+o */
-    ulong step = layout == LAYOUT_ROWS ? 2 : 1;
-    ulong second = layout == LAYOUT_ROWS ? 1 : capacity;
-    if (idx_bytes == 8) {
-        __global long *dst = (__global long *)out + out_off;
-        for (ulong i = first; i < last && o < o_end; ++i) {
-            dst[o * step] = r;
-            dst[o * step + second] = c;
-            o += elem_selected(in[i], lo, hi, invert);
-            if (++c == cols) {
-                c = 0;
-                ++r;
-            }
-        }
-    } else {
-        __global uint *dst = (__global uint *)out + out_off;
-        for (ulong i = first; i < last && o < o_end; ++i) {
-            dst[o * step] = (uint)r;
-            dst[o * step + second] = (uint)c;
-            o += elem_selected(in[i], lo, hi, invert);
-            if (++c == cols) {
-                c = 0;
-                ++r;
-            }
-        }
+/* Contiguous input of rank >= 2 with one column per dimension (rows or
+ * columns layout). The input is walked a row (of the last dimension) at a
+ * time, so that inside a row only the last coordinate moves; the leading
+ * coordinates change, odometer-style, between rows. */
+#define ND_EMIT(T, slot, last_coord)                                                           \
+    {                                                                                          \
+        ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)rank : (slot);                   \
+        ulong step_ = layout == LAYOUT_ROWS ? 1 : capacity;                                    \
+        for (int d_ = 0; d_ < rank - 1; ++d_)                                                  \
+            dst[base_ + d_ * step_] = (T)lead[d_];                                             \
+        dst[base_ + (ulong)(rank - 1) * step_] = (T)(last_coord);                              \
     }
+
+#define ND_RUN(T)                                                                              \
+    {                                                                                          \
+        __global T *dst = (__global T *)out + out_off;                                         \
+        long lead[CLNZ_MAX_RANK];                                                              \
+        ulong cols = (ulong)META_SHAPE(meta, rank - 1);                                        \
+        ulong rem = first / cols, c = first % cols;                                            \
+        for (int d = rank - 2; d >= 0; --d) {                                                  \
+            ulong e = (ulong)META_SHAPE(meta, d);                                              \
+            lead[d] = (long)(rem % e);                                                         \
+            rem /= e;                                                                          \
+        }                                                                                      \
+        ulong i = first;                                                                       \
+        while (i < last && o < o_end) {                                                        \
+            ulong seg_end = min(last, i + (cols - c));                                         \
+            for (; i + BLOCK <= seg_end && o < o_end; i += BLOCK, c += BLOCK) {                \
+                uint m = block_mask(in + i, lo, hi, invert);                                   \
+                if (popcount(m) < SPARSE_BELOW) {                                              \
+                    for (; m; m &= m - 1, ++o)                                                 \
+                        ND_EMIT(T, o, c + low_bit(m))                                          \
+                } else {                                                                       \
+                    uint end = 32 - clz(m);                                                    \
+                    for (uint j = 0; j < end; ++j) {                                           \
+                        ND_EMIT(T, o, c + j)                                                   \
+                        o += (m >> j) & 1;                                                     \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+            for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
+                ND_EMIT(T, o, c)                                                               \
+                o += elem_selected(in[i], lo, hi, invert);                                     \
+            }                                                                                  \
+            if (c == cols) { /* next row: carry into the leading coordinates */                \
+                c = 0;                                                                         \
+                for (int d = rank - 2; d >= 0; --d) {                                          \
+                    if (++lead[d] < META_SHAPE(meta, d))                                       \
+                        break;                                                                 \
+                    lead[d] = 0;                                                               \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int rank,
+                         __global const long *meta, __global uchar *out, ulong out_off, ulong o,
+                         ulong o_end, ulong capacity, int layout, ekey_t lo, ekey_t hi,
+                         uint invert, int idx_bytes)
+{
+    if (idx_bytes == 8)
+        ND_RUN(long)
+    else
+        ND_RUN(uint)
 }
 
 __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
@@ -233,9 +267,9 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
                         idx_bytes);
         return;
     }
-    if (contiguous && rank == 2 && width == 2) {
-        write_2d_run(in + in_off, first, last, META_SHAPE(meta, 1), out, out_off, o, o_end,
-                     capacity, layout, lo, hi, invert, idx_bytes);
+    if (contiguous && rank >= 2 && width == rank && layout != LAYOUT_FLAT) {
+        write_nd_run(in + in_off, first, last, rank, meta, out, out_off, o, o_end, capacity,
+                     layout, lo, hi, invert, idx_bytes);
         return;
     }
     int need_coords = rank > 1 && layout != LAYOUT_FLAT;
