@@ -136,7 +136,9 @@ inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
 
 /* Sparse blocks emit one entry per set bit; dense ones write every slot
  * branch-free (see nz_write), stopping at the block's last selected element
- * so that no write lands past this work-item's own slots. */
+ * so that no write lands past this work-item's own slots. A block that would
+ * cross o_end (the output's capacity truncates it) takes the sparse path,
+ * which stops there. */
 #define SPARSE_BELOW 8
 
 /* Contiguous input whose entry is its flat index i (flat layout, or a 1-D
@@ -147,8 +149,9 @@ inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
         ulong i = first;                                                                       \
         for (; i + BLOCK <= last && o < o_end; i += BLOCK) {                                   \
             uint m = block_mask(in + i, lo, hi, invert);                                       \
-            if (popcount(m) < SPARSE_BELOW) {                                                  \
-                for (; m; m &= m - 1)                                                          \
+            uint pc = popcount(m);                                                             \
+            if (pc < SPARSE_BELOW || o + pc > o_end) { /* sparse, or truncated by capacity */  \
+                for (; m && o < o_end; m &= m - 1)                                             \
                     dst[o++] = (T)(i + low_bit(m));                                            \
             } else {                                                                           \
                 uint end = 32 - clz(m);                                                        \
@@ -203,8 +206,9 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
             ulong seg_end = min(last, i + (cols - c));                                         \
             for (; i + BLOCK <= seg_end && o < o_end; i += BLOCK, c += BLOCK) {                \
                 uint m = block_mask(in + i, lo, hi, invert);                                   \
-                if (popcount(m) < SPARSE_BELOW) {                                              \
-                    for (; m; m &= m - 1, ++o)                                                 \
+                uint pc = popcount(m);                                                         \
+                if (pc < SPARSE_BELOW || o + pc > o_end) {                                     \
+                    for (; m && o < o_end; m &= m - 1, ++o)                                    \
                         ND_EMIT(T, o, c + low_bit(m))                                          \
                 } else {                                                                       \
                     uint end = 32 - clz(m);                                                    \

@@ -277,6 +277,52 @@ static void test_strided_views(void **state)
     free(data);
 }
 
+/* Regression: dense blocks used to write past a capacity smaller than the
+ * count. The output buffer is exactly the capacity, followed by a guard. */
+static void test_truncation_stays_inside_the_capacity(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t n = 20000;
+    uint8_t *data = malloc((size_t)n);
+    tu_fill(CLNZ_U8, data, (size_t)n, 0.9);
+    int64_t shapes[2][2] = {{n}, {100, 200}};
+    for (int v = 0; v < 2; ++v) {
+        clnz_tensor t = {CLNZ_U8, v + 1, shapes[v], NULL};
+        for (int layout = 0; layout < 3; ++layout) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)layout;
+            int64_t count, entries;
+            int per;
+            int64_t *want = tu_ref_nonzero(&t, data, &o, &count, &entries, &per);
+            uint64_t cap = (uint64_t)count / 3;
+            size_t idx = (size_t)cap * (size_t)per, guard = 4096;
+            int64_t *host = malloc((idx + guard) * 8);
+            for (size_t i = 0; i < idx + guard; ++i)
+                host[i] = -77;
+            cl_mem in = tu_buffer((size_t)n, data), out = tu_buffer((idx + guard) * 8, host),
+                   cnt = tu_buffer(8, NULL);
+            TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, &o, out, 0, cap, cnt, 0, 0, NULL,
+                                               NULL));
+            tu_read(out, 0, (idx + guard) * 8, host);
+            for (size_t i = idx; i < idx + guard; ++i)
+                if (host[i] != -77)
+                    fail_msg("layout %d rank %d: slot %zu past the capacity was written", layout,
+                             v + 1, i);
+            /* rows and flat: the first cap entries are the reference's first */
+            if (layout != CLNZ_LAYOUT_COLUMNS)
+                assert_memory_equal(host, want, idx * 8);
+            free(want);
+            free(host);
+            clReleaseMemObject(in);
+            clReleaseMemObject(out);
+            clReleaseMemObject(cnt);
+        }
+    }
+    free(data);
+}
+
 static void test_count_matches(void **state)
 {
     (void)state;
@@ -316,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_rank0),
         cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
+        cmocka_unit_test(test_truncation_stays_inside_the_capacity),
         cmocka_unit_test(test_count_matches),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
