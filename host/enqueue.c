@@ -56,10 +56,15 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
     chain ch;
     chain_begin(&ch, ctx, num_events, wait_list);
     uint64_t count_off = count_offset / sizeof(cl_ulong);
-    st = nz_enqueue_count(&ch, &p, in_buf, base, meta, count_buf, count_off);
-    if (!st)
-        st = nz_enqueue_write(&ch, &p, in_buf, base, meta, o, width, out_buf, out_offset / ib,
-                              capacity);
+    if (p.tiles == 1) { /* one tile: one launch counts and writes */
+        st = nz_enqueue_single(&ch, &p, in_buf, base, meta, o, width, out_buf, out_offset / ib,
+                               capacity, count_buf, count_off);
+    } else {
+        st = nz_enqueue_count(&ch, &p, in_buf, base, meta, count_buf, count_off);
+        if (!st)
+            st = nz_enqueue_write(&ch, &p, in_buf, base, meta, o, width, out_buf,
+                                  out_offset / ib, capacity);
+    }
     if (!st && o->has_size)
         st = nz_enqueue_fill(&ch, o, width, out_buf, out_offset / ib, capacity, count_buf,
                              count_off);

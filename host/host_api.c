@@ -3,6 +3,7 @@
  * the result back. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,6 +50,8 @@ static clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
     const cl_event *list;
     cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
     cl_int e = clEnqueueReadBuffer(ch->ctx->queue, buf, CL_TRUE, 0, bytes, dst, n, list, NULL);
+    if (ch->ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
+        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", bytes);
     return CL_CHECK(ch->ctx, e, "clEnqueueReadBuffer");
 }
 
@@ -81,6 +84,8 @@ static clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, 
     cl_int e = CL_SUCCESS;
     void *p = clEnqueueMapBuffer(ch->ctx->queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, n, list,
                                  NULL, &e);
+    if (ch->ctx->debug)
+        fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
     if (e)
         return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
     if (p != dst) /* a driver that mapped a copy after all */
@@ -100,7 +105,8 @@ typedef struct {
     uint64_t z;
 } host_run;
 
-static clnz_status host_run_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
+/* Plans, uploads and makes the count buffer. */
+static clnz_status host_run_begin(clnz_context *ctx, const clnz_tensor *in, const void *data,
                                   const clnz_predicate *pred, host_run *r)
 {
     memset(r, 0, sizeof *r);
@@ -114,13 +120,59 @@ static clnz_status host_run_count(clnz_context *ctx, const clnz_tensor *in, cons
         return st;
     cl_int e = CL_SUCCESS;
     r->countb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_ulong), NULL, &e);
-    st = CL_CHECK(ctx, e, "clCreateBuffer(count)");
-    if (!st)
-        st = nz_enqueue_count(&r->ch, &r->p, r->inb, r->base, r->meta, r->countb, 0);
+    return CL_CHECK(ctx, e, "clCreateBuffer(count)");
+}
+
+/* The counting pass and the count read back. */
+static clnz_status host_run_counted(host_run *r)
+{
+    clnz_status st = nz_enqueue_count(&r->ch, &r->p, r->inb, r->base, r->meta, r->countb, 0);
     cl_ulong z = 0;
     if (!st)
         st = read_back(&r->ch, r->countb, sizeof z, &z);
     r->z = z;
+    return st;
+}
+
+/* An input of one tile: one launch writes the count and up to `capacity`
+ * entries into one buffer, [count | entries], and one read brings both back.
+ * *host gets the result's indices (entries x per_entry, compacted). */
+static clnz_status host_run_single(clnz_context *ctx, host_run *r, const clnz_nonzero_options *o,
+                                   int width, uint64_t capacity, uint64_t per_entry,
+                                   void **host, uint64_t *entries)
+{
+    size_t ib = index_bytes(o->index_type);
+    size_t bytes = sizeof(cl_ulong) + (size_t)(capacity * per_entry) * ib;
+    unsigned char *stage = malloc(bytes);
+    if (!stage)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes);
+    cl_int e = CL_SUCCESS;
+    cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    clnz_status st = CL_CHECK(ctx, e, "clCreateBuffer(result)");
+    uint64_t off = sizeof(cl_ulong) / ib; /* the entries start after the count */
+    if (!st)
+        st = nz_enqueue_single(&r->ch, &r->p, r->inb, r->base, r->meta, o, width, buf, off,
+                               capacity, buf, 0);
+    if (!st && o->has_size)
+        st = nz_enqueue_fill(&r->ch, o, width, buf, off, capacity, buf, 0);
+    if (!st)
+        st = read_back(&r->ch, buf, bytes, stage);
+    if (buf)
+        clReleaseMemObject(buf);
+    if (!st) {
+        memcpy(&r->z, stage, sizeof r->z);
+        *entries = o->has_size ? capacity : r->z;
+        size_t row = (size_t)*entries * ib;
+        *host = malloc(row * per_entry > 0 ? row * per_entry : 1);
+        if (!*host)
+            st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+        else if (o->layout == CLNZ_LAYOUT_COLUMNS) /* columns are `capacity` apart */
+            for (uint64_t j = 0; j < per_entry; ++j)
+                memcpy((char *)*host + j * row, stage + 8 + j * capacity * ib, row);
+        else
+            memcpy(*host, stage + 8, row * per_entry);
+    }
+    free(stage);
     return st;
 }
 
@@ -159,10 +211,17 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
     host_run r;
     cl_mem outb = NULL;
     void *host = NULL;
-    TRY(host_run_count(ctx, in, data, &o->pred, &r));
-
-    uint64_t entries = o->has_size ? (uint64_t)o->size : r.z;
     uint64_t per_entry = o->layout == CLNZ_LAYOUT_FLAT ? 1 : (uint64_t)width;
+    uint64_t entries = 0;
+    TRY(host_run_begin(ctx, in, data, &o->pred, &r));
+    uint64_t single_cap = o->has_size ? (uint64_t)o->size : t.n;
+    if (r.p.tiles == 1 && single_cap <= UINT64_C(1) << 24) { /* one launch, one read */
+        TRY(host_run_single(ctx, &r, o, width, single_cap, per_entry, &host, &entries));
+        goto result;
+    }
+    TRY(host_run_counted(&r));
+
+    entries = o->has_size ? (uint64_t)o->size : r.z;
     size_t ib = index_bytes(o->index_type);
     if (per_entry && entries > ctx->max_alloc / ib / per_entry)
         TRY(ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
@@ -186,6 +245,7 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
             TRY(nz_enqueue_fill(&r.ch, o, width, outb, 0, entries, r.countb, 0));
         TRY(fetch_result(&r.ch, outb, bytes, host, ctx->is_cpu));
     }
+result:
     res->indices = host;
     host = NULL;
     res->count = (int64_t)r.z;
@@ -215,7 +275,9 @@ clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *dat
     if (!count)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
     host_run r;
-    clnz_status st = host_run_count(ctx, in, data, pred, &r);
+    clnz_status st = host_run_begin(ctx, in, data, pred, &r);
+    if (!st)
+        st = host_run_counted(&r);
     if (!st)
         *count = (int64_t)r.z;
     return host_run_end(&r, st);

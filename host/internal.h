@@ -239,6 +239,12 @@ clnz_status nz_enqueue_count(chain *ch, nz_plan *plan, cl_mem in, int64_t base, 
 clnz_status nz_enqueue_write(chain *ch, nz_plan *plan, cl_mem in, int64_t base, cl_mem meta,
                              const clnz_nonzero_options *opts, int width, cl_mem out,
                              uint64_t out_off, uint64_t capacity);
+/* An input of one tile: count and write in one launch; the count goes to
+ * count_buf. Only when p->tiles == 1. */
+clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                              const clnz_nonzero_options *o, int width, cl_mem out,
+                              uint64_t out_off, uint64_t capacity, cl_mem count_buf,
+                              uint64_t count_off);
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *opts, int width, cl_mem out,
                             uint64_t out_off, uint64_t capacity, cl_mem count_buf,
                             uint64_t count_off);

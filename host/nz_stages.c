@@ -155,27 +155,47 @@ clnz_status nz_enqueue_count(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_
     return st;
 }
 
+/* The write pass's arguments; `single` makes it count too (nz_write). */
+static clnz_status write_launch(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                                const clnz_nonzero_options *o, int width, cl_mem out,
+                                uint64_t out_off, uint64_t capacity, cl_mem offsets,
+                                uint64_t offsets_off, int single)
+{
+    clnz_context *ctx = ch->ctx;
+    input_args a = input_args_of(p, in, base, meta);
+    cl_ulong a_offsets_off = offsets_off, a_out_off = out_off, a_cap = capacity;
+    cl_int layout = (cl_int)o->layout, a_width = width, a_single = single;
+    cl_int idx = (cl_int)index_bytes(o->index_type);
+    cl_uint p2 = p->cfg.p2;
+    cl_ulong items_off = p->items_off;
+    karg args[] = {INPUT_KARGS(a),     KARG(offsets),   KARG(a_offsets_off), KARG(ctx->scratch),
+                   KARG(items_off),    KARG(out),       KARG(a_out_off),     KARG(a_cap),
+                   KARG(layout),       KARG(a_width),   KARG(idx),           KARG(a_single),
+                   KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong))};
+    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 22);
+    if (!st)
+        st = chain_launch(ch, p->write_k, "nz_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
+    return st;
+}
+
 clnz_status nz_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
                              const clnz_nonzero_options *o, int width, cl_mem out,
                              uint64_t out_off, uint64_t capacity)
 {
-    clnz_context *ctx = ch->ctx;
     if (p->t.n == 0 || capacity == 0 || width == 0)
         return CLNZ_SUCCESS;
-    input_args a = input_args_of(p, in, base, meta);
-    cl_ulong zero = 0, a_out_off = out_off, a_cap = capacity;
-    cl_int layout = (cl_int)o->layout, a_width = width;
-    cl_int idx = (cl_int)index_bytes(o->index_type);
-    cl_uint p2 = p->cfg.p2;
-    cl_ulong items_off = p->items_off;
-    karg args[] = {INPUT_KARGS(a),     KARG(ctx->scratch), KARG(zero),   KARG(ctx->scratch),
-                   KARG(items_off),    KARG(out),          KARG(a_out_off), KARG(a_cap),
-                   KARG(layout),       KARG(a_width),      KARG(idx),    KARG(p2),
-                   KLOCAL(p2 * sizeof(cl_ulong))};
-    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 21);
-    if (!st)
-        st = chain_launch(ch, p->write_k, "nz_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
-    return st;
+    return write_launch(ch, p, in, base, meta, o, width, out, out_off, capacity, ch->ctx->scratch,
+                        0, 0);
+}
+
+clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                              const clnz_nonzero_options *o, int width, cl_mem out,
+                              uint64_t out_off, uint64_t capacity, cl_mem count_buf,
+                              uint64_t count_off)
+{
+    /* the kernel needs a valid output even when it writes none */
+    return write_launch(ch, p, in, base, meta, o, width, out ? out : ch->ctx->scratch, out_off,
+                        out ? capacity : 0, count_buf, count_off, 1);
 }
 
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *o, int width, cl_mem out,

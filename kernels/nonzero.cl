@@ -244,18 +244,29 @@ inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int
         ND_RUN(uint)
 }
 
+/* single: the whole input is one tile (one work-group), so nothing was
+ * counted before: the group counts its own chunks, and its total goes to
+ * tile_offsets[offsets_off], which is then the caller's count. One launch. */
 __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                       uint invert, __global const ulong *tile_offsets, ulong offsets_off,
-                       __global const uint *item_counts, ulong items_off, __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
-                       int idx_bytes, uint p2, __local ulong *scratch)
+                       uint invert, __global ulong *tile_offsets, ulong offsets_off,
+                       __global const uint *item_counts, ulong items_off, __global uchar *out,
+                       ulong out_off, ulong capacity, int layout, int width, int idx_bytes,
+                       int single, uint p2, __local ulong *scratch)
 {
     ulong tile = (ulong)get_local_size(0) * ITEMS;
     ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
-    ulong c = item_counts[items_off + get_global_id(0)];
+    ulong c = single ? chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert)
+                     : item_counts[items_off + get_global_id(0)];
     ulong total;
-    ulong o = tile_offsets[offsets_off + get_group_id(0)] + wg_exclusive_scan(c, scratch, p2, &total);
-    if (c == 0 || o >= capacity)
+    ulong o = wg_exclusive_scan(c, scratch, p2, &total);
+    if (single) {
+        if (get_local_id(0) == 0)
+            tile_offsets[offsets_off] = total;
+    } else {
+        o += tile_offsets[offsets_off + get_group_id(0)];
+    }
+    if (c == 0 || o >= capacity || (width == 0 && layout != LAYOUT_FLAT))
         return;
 
     ulong last = min(first + ITEMS, n);

@@ -451,3 +451,23 @@ def test_tune_and_cache_usage_errors():
     expect_error(2, "tune", "--slow")
     expect_error(2, "tune", "--device", "3:3")
     expect_error(2, "cache", "--all")
+
+
+def test_one_tile_is_one_launch_and_one_read(tmp_path, rng):
+    """An input that fits one tile: one kernel launch and one host read."""
+    env = dict(os.environ, CLNZ_DEBUG="1")
+    for shape, many in (((50, 60), False), ((1000, 1000), True)):
+        a = random_array(rng, "f4", shape, density=0.3)
+        inp = save(tmp_path, a)
+        out = tmp_path / "o.npy"
+        p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(out)], capture_output=True,
+                           text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        expect_equal(np.load(out), np.argwhere(a))
+        launches = [l for l in p.stderr.splitlines() if " global " in l]
+        reads = [l for l in p.stderr.splitlines() if "host read" in l]
+        if many:
+            assert len(launches) >= 3 and len(reads) == 2, p.stderr
+        else:
+            assert len(launches) == 1 and "nz_write" in launches[0], p.stderr
+            assert len(reads) == 1, p.stderr
