@@ -9,25 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-        buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 static clnz_status build(clnz_context *ctx, const char *file, const char *options,
                          cl_program *out)
 {
@@ -38,7 +19,8 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
     if (dir && *dir) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.cl", dir, file);
-        src = owned = read_file(path);
+        size_t size = 0;
+        src = owned = cache_read_file(path, (size_t)16 << 20, &size);
         if (!src)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "cannot read kernel source %s", path);
         snprintf(opts, sizeof opts, "-cl-std=CL1.2 -I %s %s", dir, options);
