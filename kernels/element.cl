@@ -113,6 +113,58 @@ inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 #endif
 }
 
+/* elem_selected on 16 elements at once, as a bit mask (bit j: element j).
+ * Vector operations throughout: PoCL does not vectorize the scalar test
+ * inside the write pass's loops, and this is where a pass spends its time. */
+#if CLNZ_DTYPE == CLNZ_DT_U64
+typedef ulong16 ekey16_t;
+#else
+typedef long16 ekey16_t;
+#endif
+
+inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
+{
+#if PRED_NONZERO
+#ifdef ELEM_MAG_MASK
+    v &= (bits16_t)(ELEM_MAG_MASK);
+#endif
+    uint16 sel = convert_uint16(v != (bits16_t)0);
+#else
+#if CLNZ_DTYPE == CLNZ_DT_BOOL
+    ekey16_t k = -convert_long16(v != (bits16_t)0);
+#elif CLNZ_DTYPE == CLNZ_DT_I8
+    ekey16_t k = convert_long16(as_char16(v));
+#elif CLNZ_DTYPE == CLNZ_DT_I16
+    ekey16_t k = convert_long16(as_short16(v));
+#elif CLNZ_DTYPE == CLNZ_DT_I32
+    ekey16_t k = convert_long16(as_int16(v));
+#elif CLNZ_DTYPE == CLNZ_DT_I64
+    ekey16_t k = as_long16(v);
+#elif defined(ELEM_MAG_MASK)
+    long16 mag = convert_long16(v & (bits16_t)(ELEM_MAG_MASK));
+    long16 neg = convert_long16((v & (bits16_t)(~ELEM_MAG_MASK)) != (bits16_t)0);
+    ekey16_t k = select(mag, -mag, neg);
+#elif CLNZ_DTYPE == CLNZ_DT_U64
+    ekey16_t k = v;
+#else
+    ekey16_t k = convert_long16(v);
+#endif
+    long16 inv = (long16)(invert ? -1 : 0);
+    long16 r = ((k >= (ekey16_t)lo) & (k <= (ekey16_t)hi)) ^ inv;
+#ifdef ELEM_MAG_MASK
+    long16 nan = convert_long16((v & (bits16_t)(ELEM_MAG_MASK)) > (bits16_t)(ELEM_INF_BITS));
+    r = (r & ~nan) | (nan & inv);
+#endif
+    uint16 sel = convert_uint16(r);
+#endif
+    uint16 b = sel & (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
+                              32768);
+    uint8 a = b.lo | b.hi;
+    uint4 c = a.lo | a.hi;
+    uint2 d = c.lo | c.hi;
+    return d.x | d.y;
+}
+
 /* meta holds shape[0..rank) then strides[0..rank), strides in elements. */
 #define META_SHAPE(meta, d) ((meta)[(d)])
 #define META_STRIDE(meta, rank, d) ((meta)[(rank) + (d)])

@@ -29,8 +29,12 @@ inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ul
     if (contiguous) {
         __global const bits_t *p = in + in_off + first;
         if (first + ITEMS <= n) { /* full chunk: no bounds checks */
-            uint cu = 0; /* at most ITEMS: 32-bit lanes vectorize better */
-            for (uint j = 0; j < ITEMS; ++j)
+            uint cu = 0, j = 0; /* at most ITEMS: 32-bit lanes vectorize better */
+#if !PRED_NONZERO /* the compiler vectorizes x != 0 by itself, not the key range */
+            for (; j + 16 <= ITEMS; j += 16)
+                cu += popcount(elem_mask16(vload16(0, p + j), lo, hi, invert));
+#endif
+            for (; j < ITEMS; ++j)
                 cu += elem_selected(p[j], lo, hi, invert);
             c = cu;
         } else {
@@ -99,37 +103,11 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
 /* The selection of BLOCK consecutive elements as a bit mask (bit j: element
  * j). A plain loop the compiler can vectorize: no branch per element. */
 #define BLOCK 32
-#if PRED_NONZERO
-/* x != 0 on 16 elements as vector operations (the scalar loop below does not
- * vectorize on PoCL): one load, one mask, one compare, a tree of ORs. */
-inline uint mask16(__global const bits_t *p)
-{
-    bits16_t v = vload16(0, p);
-#ifdef ELEM_MAG_MASK
-    v &= (bits16_t)(ELEM_MAG_MASK);
-#endif
-    uint16 bit = (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
-                          32768);
-    uint16 b = convert_uint16(v != (bits16_t)0) & bit;
-    uint8 a = b.lo | b.hi;
-    uint4 c = a.lo | a.hi;
-    uint2 d = c.lo | c.hi;
-    return d.x | d.y;
-}
-
 inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
 {
-    return mask16(p) | mask16(p + 16) << 16;
+    return elem_mask16(vload16(0, p), lo, hi, invert) |
+           elem_mask16(vload16(1, p), lo, hi, invert) << 16;
 }
-#else
-inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
-{
-    uint m = 0;
-    for (uint j = 0; j < BLOCK; ++j)
-        m |= elem_selected(p[j], lo, hi, invert) << j;
-    return m;
-}
-#endif
 
 /* Lowest set bit's index (ctz is OpenCL 2.0; clz is 1.2). */
 inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }

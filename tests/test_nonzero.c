@@ -3,6 +3,7 @@
  * 0..8 with empty dimensions, strided views, and every launch shape. */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,6 +324,39 @@ static void test_truncation_stays_inside_the_capacity(void **state)
     free(data);
 }
 
+/* Predicates on every dtype through the vector paths (full chunks, 32-element
+ * blocks) of count and nonzero, not only through the mask kernel. */
+static void test_predicates_every_dtype(void **state)
+{
+    (void)state;
+    clnz_predicate ps[] = {clnz_pred_nonzero(),           clnz_pred_int(CLNZ_OP_GT, 2),
+                           clnz_pred_int(CLNZ_OP_EQ, -1),  clnz_pred_float(CLNZ_OP_LE, 0.5),
+                           clnz_pred_float(CLNZ_OP_NE, 0), clnz_pred_float(CLNZ_OP_LT, NAN),
+                           clnz_pred_uint(CLNZ_OP_GE, 18446744073709551615ULL)};
+    int64_t n = 40000;
+    int64_t shape[] = {n};
+    for (int dt = 0; dt < CLNZ_DTYPE_COUNT; ++dt) {
+        void *data = malloc((size_t)n * 8);
+        tu_fill((clnz_dtype)dt, data, (size_t)n, 0.6);
+        clnz_tensor t = {(clnz_dtype)dt, 1, shape, NULL};
+        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.pred = ps[k];
+            o.layout = (clnz_layout)(k % 2 ? CLNZ_LAYOUT_FLAT : CLNZ_LAYOUT_ROWS);
+            check(&t, data, (size_t)n, 0, &o);
+            int64_t want = 0, got = -1;
+            for (int64_t i = 0; i < n; ++i)
+                want += tu_ref_selected((clnz_dtype)dt,
+                                        (const char *)data + i * (int64_t)clnz_dtype_size(t.dtype),
+                                        &ps[k]);
+            TU_CHECK(tu_context(), clnz_count(tu_context(), &t, data, &ps[k], &got));
+            assert_int_equal(got, want);
+        }
+        free(data);
+    }
+}
+
 static void test_count_matches(void **state)
 {
     (void)state;
@@ -363,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
+        cmocka_unit_test(test_predicates_every_dtype),
         cmocka_unit_test(test_count_matches),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
