@@ -127,8 +127,7 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
         st = buffer_check(ctx, mask_buf, "mask", mask_offset, t.n, (size_t)out_bytes);
     size_t items = plan_items(ctx, CLNZ_KERNEL_MASK);
     char opts[80];
-    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=%d", (int)t.dtype,
-             items, keys.nonzero);
+    element_options(opts, sizeof opts, t.dtype, items, keys.nonzero);
     if (!st)
         st = program_kernel(ctx, "mask", "mask_write", opts, &k);
     launch_cfg cfg;

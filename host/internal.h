@@ -80,6 +80,13 @@ void ctx_warn(clnz_context *ctx, const char *fmt, ...) __attribute__((format(pri
 clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name,
                            const char *options, cl_kernel *out);
 void program_release_all(clnz_context *ctx);
+/* Build options, one place for each kernel file's -D set. element_options:
+ * nonzero.cl and mask.cl (dtype, items, PRED_NONZERO); scan_options:
+ * scan.cl, whose tiles need at least two items or the recursion never
+ * shrinks. */
+void element_options(char *buf, size_t n, clnz_dtype dtype, size_t items, int pred_nonzero);
+/* Returns the items it used. */
+size_t scan_options(char *buf, size_t n, int is_u64, size_t items);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */
 const char *kernel_source_embedded(const char *file);
 

@@ -88,8 +88,7 @@ clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_pr
         return st;
     char opts[80];
     size_t items = plan_items(ctx, CLNZ_KERNEL_NONZERO);
-    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=%d",
-             (int)plan->t.dtype, items, plan->keys.nonzero);
+    element_options(opts, sizeof opts, plan->t.dtype, items, plan->keys.nonzero);
     st = program_kernel(ctx, "nonzero", "nz_count", opts, &plan->count_k);
     if (!st)
         st = program_kernel(ctx, "nonzero", "nz_write", opts, &plan->write_k);
@@ -208,7 +207,9 @@ clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *o, int width,
         return CLNZ_SUCCESS;
     cl_kernel k;
     /* the fill kernel reads no input: any dtype's build of the file has it */
-    clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", "-DCLNZ_DTYPE=1 -DITEMS=1", &k);
+    char opts[80];
+    element_options(opts, sizeof opts, CLNZ_U8, 1, 0);
+    clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", opts, &k);
     if (st)
         return st;
     size_t local = 64;

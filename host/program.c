@@ -132,3 +132,17 @@ void program_release_all(clnz_context *ctx)
     ctx->kernels = NULL;
     ctx->n_kernels = ctx->cap_kernels = 0;
 }
+
+void element_options(char *buf, size_t n, clnz_dtype dtype, size_t items, int pred_nonzero)
+{
+    snprintf(buf, n, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=%d", (int)dtype, items,
+             pred_nonzero);
+}
+
+size_t scan_options(char *buf, size_t n, int is_u64, size_t items)
+{
+    if (items < 2)
+        items = 2;
+    snprintf(buf, n, "-DSCAN_T=%s -DITEMS=%zu", is_u64 ? "ulong" : "uint", items);
+    return items;
+}

@@ -7,13 +7,9 @@
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
 {
     char opts[64];
-    /* a tile of one element would never shrink the problem: at least two */
-    size_t items = plan_items(ctx, CLNZ_KERNEL_SCAN);
-    if (items < 2)
-        items = 2;
+    size_t items = scan_options(opts, sizeof opts, is_u64, plan_items(ctx, CLNZ_KERNEL_SCAN));
     kit->is_u64 = is_u64;
     kit->elem = is_u64 ? 8 : 4;
-    snprintf(opts, sizeof opts, "-DSCAN_T=%s -DITEMS=%zu", is_u64 ? "ulong" : "uint", items);
     clnz_status st = program_kernel(ctx, "scan", "scan_tiles", opts, &kit->tiles_k);
     if (!st)
         st = program_kernel(ctx, "scan", "scan_add", opts, &kit->add_k);

@@ -42,11 +42,10 @@ static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_ker
     size_t items = ctx->launch[f].items_per_work_item;
     if (f == CLNZ_KERNEL_SCAN) {
         *local_elem = 8;
-        snprintf(opts, sizeof opts, "-DSCAN_T=ulong -DITEMS=%zu", items < 2 ? 2 : items);
+        scan_options(opts, sizeof opts, 1, items);
         return program_kernel(ctx, "scan", "scan_tiles", opts, k);
     }
-    snprintf(opts, sizeof opts, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=1", (int)CLNZ_F32,
-             items);
+    element_options(opts, sizeof opts, CLNZ_F32, items, 1);
     if (f == CLNZ_KERNEL_MASK) {
         *local_elem = 0;
         return program_kernel(ctx, "mask", "mask_write", opts, k);
