@@ -14,7 +14,7 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/tune_store.c host/tune.c
 CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl
-KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl
+KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl
 TESTS = test_scan test_mask test_nonzero test_api test_cache test_tune
 
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o

@@ -12,6 +12,7 @@
 #endif
 #include "element.cl"
 #include "blelloch.cl"
+#include "bitpos.cl"
 
 /* Must match enum clnz_layout in include/clnz.h. */
 #define LAYOUT_ROWS 0
@@ -112,31 +113,31 @@ inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint inve
 /* Lowest set bit's index (ctz is OpenCL 2.0; clz is 1.2). */
 inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
 
-/* Sparse blocks emit one entry per set bit; dense ones write every slot
- * branch-free (see nz_write), stopping at the block's last selected element
- * so that no write lands past this work-item's own slots. A block that would
- * cross o_end (the output's capacity truncates it) takes the sparse path,
- * which stops there. */
-#define SPARSE_BELOW 8
-
+/* A block's entries are written by bytes: for each byte of the mask, its 8
+ * slots (bitpos.cl) are stored at o and o moves on by the byte's popcount;
+ * the slots past the byte's own entries are overwritten by the next byte. No
+ * branch depends on the data, so random positions cost no mispredictions and
+ * the cost hardly moves with density (measured on PoCL from 1 to 50 %: never
+ * slower than one store per set bit, 1.6x faster at 10 %). The block needs
+ * BLOCK free slots before o_end, so the last blocks of a chunk go by bits,
+ * one store per set bit, stopping at o_end: no write lands past this
+ * work-item's own slots. */
 /* Contiguous input whose entry is its flat index i (flat layout, or a 1-D
  * input with one coordinate). */
-#define INDEX_RUN(T)                                                                           \
+#define INDEX_RUN(T, CONVERT8)                                                                 \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
         ulong i = first;                                                                       \
         for (; i + BLOCK <= last && o < o_end; i += BLOCK) {                                   \
             uint m = block_mask(in + i, lo, hi, invert);                                       \
-            uint pc = popcount(m);                                                             \
-            if (pc < SPARSE_BELOW || o + pc > o_end) { /* sparse, or truncated by capacity */  \
+            if (o + BLOCK <= o_end) {                                                          \
+                for (uint q = 0; q < BLOCK; q += 8, m >>= 8) {                                 \
+                    vstore8(CONVERT8(byte_slots(m & 255u)) + (T)(i + q), 0, dst + o);          \
+                    o += popcount(m & 255u);                                                   \
+                }                                                                              \
+            } else {                                                                           \
                 for (; m && o < o_end; m &= m - 1)                                             \
                     dst[o++] = (T)(i + low_bit(m));                                            \
-            } else {                                                                           \
-                uint end = 32 - clz(m);                                                        \
-                for (uint j = 0; j < end; ++j) {                                               \
-                    dst[o] = (T)(i + j);                                                       \
-                    o += (m >> j) & 1;                                                         \
-                }                                                                              \
             }                                                                                  \
         }                                                                                      \
         for (; i < last && o < o_end; ++i) {                                                   \
@@ -150,15 +151,21 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                             ekey_t hi, uint invert, int idx_bytes)
 {
     if (idx_bytes == 8)
-        INDEX_RUN(long)
+        INDEX_RUN(long, convert_long8)
     else
-        INDEX_RUN(uint)
+        INDEX_RUN(uint, convert_uint8)
 }
 
 /* Contiguous input of rank >= 2 with one column per dimension (rows or
  * columns layout). The input is walked a row (of the last dimension) at a
  * time, so that inside a row only the last coordinate moves; the leading
- * coordinates change, odometer-style, between rows. */
+ * coordinates change, odometer-style, between rows. By bytes where the
+ * layout allows vector stores: columns layout (each column is contiguous) and
+ * rows layout of rank 2 ((row, column) pairs, 8 of them in one 16-vector).
+ * Otherwise by bits, or, for dense blocks, every slot written branch-free
+ * up to the block's last selected element. */
+#define SPARSE_BELOW 8
+
 #define ND_EMIT(T, slot, last_coord)                                                           \
     {                                                                                          \
         ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)rank : (slot);                   \
@@ -168,7 +175,22 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         dst[base_ + (ulong)(rank - 1) * step_] = (T)(last_coord);                              \
     }
 
-#define ND_RUN(T)                                                                              \
+#define ND_EMIT_BYTE(T, T8, T16, CONVERT8, b, first_col)                                       \
+    {                                                                                          \
+        T8 col_ = CONVERT8(byte_slots(b)) + (T)(first_col);                                    \
+        if (layout == LAYOUT_COLUMNS) {                                                        \
+            for (int d_ = 0; d_ < rank - 1; ++d_)                                              \
+                vstore8((T8)((T)lead[d_]), 0, dst + (ulong)d_ * capacity + o);                 \
+            vstore8(col_, 0, dst + (ulong)(rank - 1) * capacity + o);                          \
+        } else {                                                                               \
+            T16 pair_ = (T16)((T)lead[0]);                                                     \
+            pair_.odd = col_;                                                                  \
+            vstore16(pair_, 0, dst + 2 * o);                                                   \
+        }                                                                                      \
+        o += popcount(b);                                                                      \
+    }
+
+#define ND_RUN(T, T8, T16, CONVERT8)                                                           \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
         long lead[CLNZ_MAX_RANK];                                                              \
@@ -179,13 +201,17 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
             lead[d] = (long)(rem % e);                                                         \
             rem /= e;                                                                          \
         }                                                                                      \
+        int bytes = layout == LAYOUT_COLUMNS || rank == 2;                                     \
         ulong i = first;                                                                       \
         while (i < last && o < o_end) {                                                        \
             ulong seg_end = min(last, i + (cols - c));                                         \
             for (; i + BLOCK <= seg_end && o < o_end; i += BLOCK, c += BLOCK) {                \
                 uint m = block_mask(in + i, lo, hi, invert);                                   \
                 uint pc = popcount(m);                                                         \
-                if (pc < SPARSE_BELOW || o + pc > o_end) {                                     \
+                if (bytes && o + BLOCK <= o_end) {                                             \
+                    for (uint q = 0; q < BLOCK; q += 8, m >>= 8)                               \
+                        ND_EMIT_BYTE(T, T8, T16, CONVERT8, m & 255u, c + q)                    \
+                } else if (pc < SPARSE_BELOW || o + pc > o_end) {                              \
                     for (; m && o < o_end; m &= m - 1, ++o)                                    \
                         ND_EMIT(T, o, c + low_bit(m))                                          \
                 } else {                                                                       \
@@ -217,9 +243,9 @@ inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int
                          uint invert, int idx_bytes)
 {
     if (idx_bytes == 8)
-        ND_RUN(long)
+        ND_RUN(long, long8, long16, convert_long8)
     else
-        ND_RUN(uint)
+        ND_RUN(uint, uint8, uint16, convert_uint8)
 }
 
 /* single: the whole input is one tile (one work-group), so nothing was
