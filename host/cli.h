@@ -13,7 +13,22 @@ int lib_fail(clnz_context *ctx, clnz_status st, const char *what);
 /* A context on `device` (NULL: CLNZ_DEVICE or the default), or an exit status. */
 int open_context(const char *device, clnz_context **ctx);
 
+/* A number as Python writes an int or a float literal (inf and nan too). */
+typedef struct {
+    clnz_value_kind kind;
+    int64_t i;
+    uint64_t u;
+    double f;
+} cli_number;
+/* 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */
+int cli_parse_number(const char *text, cli_number *num);
+
+/* OP:VALUE into *p, or a usage error printed and its exit status. */
+int cli_parse_pred(const char *text, clnz_predicate *p);
+
 int cmd_tune(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_where(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 
 #endif

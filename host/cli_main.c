@@ -23,6 +23,10 @@ static const char usage_main[] =
     "commands:\n"
     "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
     "  count INPUT [--pred OP:VALUE]           print the number of selected elements\n"
+    "  select X -o OUT.npy [--mask M] [--pred OP:VALUE]\n"
+    "                                          write the values at the selected positions\n"
+    "  where COND X Y -o OUT.npy               X where COND is nonzero, else Y (X, Y: .npy\n"
+    "                                          files or numbers), with broadcasting\n"
     "  devices                                 list OpenCL platforms and devices\n"
     "  tune [--quick] [--device P:D]           find fast launch parameters and store them\n"
     "  cache [--clear]                         show (or empty) the tuning and program cache\n"
@@ -119,6 +123,32 @@ static int is_integer_text(const char *s)
     return 1;
 }
 
+int cli_parse_number(const char *v, cli_number *num)
+{
+    if (is_integer_text(v)) {
+        char *end;
+        errno = 0;
+        long long i = strtoll(v, &end, 10);
+        if (!errno) {
+            num->kind = CLNZ_VALUE_INT, num->i = i;
+            return 1;
+        }
+        errno = 0;
+        unsigned long long u = strtoull(v, &end, 10);
+        if (*v != '-' && !errno) {
+            num->kind = CLNZ_VALUE_UINT, num->u = u;
+            return 1;
+        }
+        return -1;
+    }
+    char *end;
+    double f = strtod(v, &end);
+    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
+        return 0;
+    num->kind = CLNZ_VALUE_FLOAT, num->f = f;
+    return 1;
+}
+
 /* OP:VALUE, VALUE a Python int or float literal. */
 static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
 {
@@ -140,33 +170,27 @@ static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
         snprintf(why, n, "--pred '%s': OP must be eq, ne, lt, le, gt or ge", s);
         return 0;
     }
-    const char *v = colon + 1;
     clnz_op op = ops[found].op;
-    if (is_integer_text(v)) {
-        char *end;
-        errno = 0;
-        long long i = strtoll(v, &end, 10);
-        if (!errno) {
-            *p = clnz_pred_int(op, i);
-            return 1;
-        }
-        errno = 0;
-        unsigned long long u = strtoull(v, &end, 10);
-        if (*v != '-' && !errno) {
-            *p = clnz_pred_uint(op, u);
-            return 1;
-        }
-        snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
-        return 0;
-    }
-    char *end;
-    double f = strtod(v, &end);
-    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X')) {
+    cli_number num;
+    int r = cli_parse_number(colon + 1, &num);
+    if (r == 0) {
         snprintf(why, n, "--pred '%s': VALUE is not a number", s);
         return 0;
     }
-    *p = clnz_pred_float(op, f);
+    if (r < 0) {
+        snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
+        return 0;
+    }
+    *p = num.kind == CLNZ_VALUE_INT    ? clnz_pred_int(op, num.i)
+         : num.kind == CLNZ_VALUE_UINT ? clnz_pred_uint(op, num.u)
+                                       : clnz_pred_float(op, num.f);
     return 1;
+}
+
+int cli_parse_pred(const char *s, clnz_predicate *p)
+{
+    char why[300];
+    return parse_pred(s, p, why, sizeof why) ? EXIT_OK : fail(EXIT_USAGE, "%s", why);
 }
 
 /* ---- arguments ---- */
@@ -422,6 +446,10 @@ int main(int argc, char **argv)
         return cmd_nonzero(argc, argv);
     if (strcmp(cmd, "count") == 0)
         return cmd_count(argc, argv);
+    if (strcmp(cmd, "select") == 0)
+        return cmd_select(argc, argv);
+    if (strcmp(cmd, "where") == 0)
+        return cmd_where(argc, argv);
     if (strcmp(cmd, "devices") == 0)
         return cmd_devices(argc, argv);
     if (strcmp(cmd, "tune") == 0)

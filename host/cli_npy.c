@@ -301,7 +301,7 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
                   const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size)
 {
     out->path = out->tmp_path = NULL;
-    char dict[256];
+    char dict[1024]; /* up to CLNZ_MAX_RANK extents of 20 digits */
     int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                      descr);
     for (int d = 0; d < ndim; ++d)
@@ -311,7 +311,7 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
     /* version 1.0: the whole header padded with spaces to a multiple of 64 */
     size_t total = 10 + (size_t)k + 1;
     size_t padded = (total + 63) / 64 * 64;
-    unsigned char head[512];
+    unsigned char head[1152];
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     size_t hlen = padded - 10;
     head[8] = (unsigned char)(hlen & 0xff);
@@ -379,4 +379,11 @@ void npy_discard(npy_pending *p)
     free(p->tmp_path);
     free(p->path);
     p->tmp_path = p->path = NULL;
+}
+
+const char *npy_descr(clnz_dtype dtype)
+{
+    static const char *const d[] = {"|b1", "|u1", "|i1", "<u2", "<i2", "<u4",
+                                    "<i4", "<u8", "<i8", "<f2", "<f4", "<f8"};
+    return (unsigned)dtype < CLNZ_DTYPE_COUNT ? d[dtype] : NULL;
 }

@@ -31,10 +31,12 @@ typedef struct {
     char *tmp_path;
 } npy_pending;
 
-/* Writes a C-order array of ndim (0..2) dims; descr like "<i8". */
+/* Writes a C-order array of ndim (0..CLNZ_MAX_RANK) dims; descr like "<i8". */
 int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *shape,
                   const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size);
 int npy_commit(npy_pending *p, char *err, size_t err_size);
 void npy_discard(npy_pending *p); /* removes the temporary file, if any */
+/* The .npy descr of a dtype in native (little-endian) order, "<f4". */
+const char *npy_descr(clnz_dtype dtype);
 
 #endif

@@ -48,7 +48,7 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
     if (!st)
-        st = nz_plan_make(ctx, in, &o->pred, &p);
+        st = nz_plan_make(ctx, in, &o->pred, 0, &p);
     if (!st)
         st = bind_input(ctx, &p.t, in_buf, in_offset, &base, &meta);
     if (st)
@@ -88,7 +88,7 @@ clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem 
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
     if (!st)
-        st = nz_plan_make(ctx, in, pred, &p);
+        st = nz_plan_make(ctx, in, pred, 0, &p);
     if (!st)
         st = bind_input(ctx, &p.t, in_buf, in_offset, &base, &meta);
     if (st)

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 void clnz_result_free(clnz_result *res)
 {
@@ -16,102 +15,14 @@ void clnz_result_free(clnz_result *res)
     res->indices = NULL;
 }
 
-/* A read-only device copy of the bytes the view reaches; *base is the
- * element offset of logical element 0 in it. */
-static clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
-                          int64_t *base)
-{
-    uint64_t elems = t->n ? (uint64_t)(t->max_off - t->min_off) + 1 : 0;
-    uint64_t bytes = elems * t->elem;
-    if (t->n && !data)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "data is NULL");
-    if (bytes > ctx->max_alloc)
-        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "the input's %llu bytes exceed the device's largest allocation (%llu)",
-                        (unsigned long long)bytes, (unsigned long long)ctx->max_alloc);
-    cl_int e = CL_SUCCESS;
-    if (bytes == 0) {
-        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY, 64, NULL, &e);
-        *base = 0;
-    } else {
-        const char *start = (const char *)data + t->min_off * (int64_t)t->elem;
-        /* A CPU device reads host memory where it lies: no copy. Kernels only
-         * read the input, so the const is kept in fact. */
-        cl_mem_flags how = ctx->is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
-        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | how, (size_t)bytes, (void *)start, &e);
-        *base = -t->min_off;
-    }
-    return CL_CHECK(ctx, e, "clCreateBuffer(input)");
-}
-
-static clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
-{
-    cl_event wbuf[2];
-    const cl_event *list;
-    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
-    cl_int e = clEnqueueReadBuffer(ch->ctx->queue, buf, CL_TRUE, 0, bytes, dst, n, list, NULL);
-    if (ch->ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
-        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", bytes);
-    return CL_CHECK(ch->ctx, e, "clEnqueueReadBuffer");
-}
-
-/* A result buffer. Large ones ask for huge pages where the system has them
- * (as numpy does): a fresh 4 KiB page costs about 10 us on first touch on
- * some VMs, which would dominate a large result. Freed with free(). */
-static void *alloc_result(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge)
-        return malloc(bytes ? bytes : 1);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-#endif
-    return p;
-}
-
-/* The result's bytes on the host. A CPU device wrote them in place (the
- * buffer uses the host memory); mapping makes that visible by the book. */
-static clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place)
-{
-    if (!in_place)
-        return read_back(ch, buf, bytes, dst);
-    cl_event wbuf[2];
-    const cl_event *list;
-    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
-    cl_int e = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(ch->ctx->queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, n, list,
-                                 NULL, &e);
-    if (ch->ctx->debug)
-        fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
-    if (e)
-        return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
-    if (p != dst) /* a driver that mapped a copy after all */
-        memcpy(dst, p, bytes);
-    e = clEnqueueUnmapMemObject(ch->ctx->queue, buf, p, 0, NULL, NULL);
-    if (!e)
-        e = clFinish(ch->ctx->queue);
-    return CL_CHECK(ch->ctx, e, "clEnqueueUnmapMemObject(result)");
-}
-
-/* The counting half both blocking calls share: upload, count, read z. */
-typedef struct {
-    nz_plan p;
-    int64_t base;
-    cl_mem inb, meta, countb;
-    chain ch;
-    uint64_t z;
-} host_run;
 
 /* Plans, uploads and makes the count buffer. */
-static clnz_status host_run_begin(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                  const clnz_predicate *pred, host_run *r)
+clnz_status host_run_begin(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_predicate *pred, size_t value_bytes, host_run *r)
 {
     memset(r, 0, sizeof *r);
     chain_begin(&r->ch, ctx, 0, NULL);
-    clnz_status st = nz_plan_make(ctx, in, pred, &r->p);
+    clnz_status st = nz_plan_make(ctx, in, pred, value_bytes, &r->p);
     if (!st)
         st = upload(ctx, &r->p.t, data, &r->inb, &r->base);
     if (!st)
@@ -124,7 +35,7 @@ static clnz_status host_run_begin(clnz_context *ctx, const clnz_tensor *in, cons
 }
 
 /* The counting pass and the count read back. */
-static clnz_status host_run_counted(host_run *r)
+clnz_status host_run_counted(host_run *r)
 {
     clnz_status st = nz_enqueue_count(&r->ch, &r->p, r->inb, r->base, r->meta, r->countb, 0);
     cl_ulong z = 0;
@@ -176,7 +87,7 @@ static clnz_status host_run_single(clnz_context *ctx, host_run *r, const clnz_no
     return st;
 }
 
-static clnz_status host_run_end(host_run *r, clnz_status st)
+clnz_status host_run_end(host_run *r, clnz_status st)
 {
     st = chain_end(&r->ch, st, NULL);
     if (r->countb)
@@ -213,7 +124,7 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
     void *host = NULL;
     uint64_t per_entry = o->layout == CLNZ_LAYOUT_FLAT ? 1 : (uint64_t)width;
     uint64_t entries = 0;
-    TRY(host_run_begin(ctx, in, data, &o->pred, &r));
+    TRY(host_run_begin(ctx, in, data, &o->pred, 0, &r));
     uint64_t single_cap = o->has_size ? (uint64_t)o->size : t.n;
     if (r.p.tiles == 1 && single_cap <= UINT64_C(1) << 24) { /* one launch, one read */
         TRY(host_run_single(ctx, &r, o, width, single_cap, per_entry, &host, &entries));
@@ -230,16 +141,8 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
                      (unsigned long long)entries, (unsigned long long)per_entry,
                      (unsigned long long)ctx->max_alloc));
     size_t bytes = (size_t)(entries * per_entry * ib);
-    host = alloc_result(bytes);
-    if (!host)
-        TRY(ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes));
+    TRY(result_alloc(ctx, bytes, &host, &outb));
     if (bytes) {
-        cl_int e = CL_SUCCESS;
-        /* a CPU device writes the result where it will be returned */
-        cl_mem_flags how = ctx->is_cpu ? CL_MEM_USE_HOST_PTR : 0;
-        outb = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY | how, bytes, ctx->is_cpu ? host : NULL,
-                              &e);
-        TRY(CL_CHECK(ctx, e, "clCreateBuffer(output)"));
         TRY(nz_enqueue_write(&r.ch, &r.p, r.inb, r.base, r.meta, o, width, outb, 0, entries));
         if (o->has_size)
             TRY(nz_enqueue_fill(&r.ch, o, width, outb, 0, entries, r.countb, 0));
@@ -275,7 +178,7 @@ clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *dat
     if (!count)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
     host_run r;
-    clnz_status st = host_run_begin(ctx, in, data, pred, &r);
+    clnz_status st = host_run_begin(ctx, in, data, pred, 0, &r);
     if (!st)
         st = host_run_counted(&r);
     if (!st)

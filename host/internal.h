@@ -168,6 +168,8 @@ clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, 
 /* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
                          uint64_t count, size_t elem);
+/* A shape as Python writes it: "(2, 3)", "(4,)", "()". */
+void shape_text(int rank, const int64_t *shape, char *buf, size_t n);
 /* A small read-only buffer with shape then strides, for the kernels. */
 clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out);
 
@@ -180,6 +182,9 @@ typedef struct {
 
 clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype dtype, const clnz_predicate *pred,
                          pred_keys *out);
+/* IEEE binary16 from and to double, rounding to nearest even. */
+double clnz_half_to_double(uint16_t h);
+uint16_t clnz_double_to_half(double v);
 
 /* ---- enqueue chain (launch.c) ---- */
 typedef struct {
@@ -237,8 +242,10 @@ typedef struct {
     scan_kit scan;
 } nz_plan;
 
+/* value_bytes 0: the writing pass writes coordinates (nz_write); 1, 2, 4
+ * or 8: it writes values of that size (select.cl's sel_write). */
 clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_predicate *pred,
-                         nz_plan *plan);
+                         size_t value_bytes, nz_plan *plan);
 /* Counts into the scratch tile offsets and the total into count_buf. */
 clnz_status nz_enqueue_count(chain *ch, nz_plan *plan, cl_mem in, int64_t base, cl_mem meta,
                              cl_mem count_buf, uint64_t count_off);
@@ -255,9 +262,58 @@ clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *opts, int width, cl_mem out,
                             uint64_t out_off, uint64_t capacity, cl_mem count_buf,
                             uint64_t count_off);
+/* select's values: x's buffer, element offset of its element 0, its shape
+ * and strides for the kernels (tensor_meta_buffer) and whether C-order. */
+typedef struct {
+    cl_mem buf;
+    int64_t base;
+    cl_mem meta;
+    int contiguous;
+} sel_values;
+
+/* select's writing pass (a plan made with value_bytes): after
+ * nz_enqueue_count with offsets = ctx->scratch at 0, or alone with single
+ * (one tile) and offsets = the count buffer. */
+clnz_status sel_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                              const sel_values *v, cl_mem out, uint64_t out_off,
+                              uint64_t capacity, cl_mem offsets, uint64_t offsets_off, int single);
 /* Checks width, index range and fill before any work; *width gets the width. */
 clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
                              const clnz_nonzero_options *opts, int *width);
 size_t index_bytes(clnz_index_type t);
+
+/* ---- host arrays in, results out (transfer.c) ---- */
+/* A read-only device buffer over the bytes the view reaches (the host memory
+ * itself on a CPU device); *base: element offset of logical element 0. */
+clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
+                   int64_t *base);
+/* A blocking read of `bytes` after the chain's last command. */
+clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst);
+/* A result buffer (huge pages when large); freed with free(). */
+void *alloc_result(size_t bytes);
+/* A result of `bytes` on the host (alloc_result) and the device buffer the
+ * kernels write it to (none for 0 bytes); fetch_result(..., ctx->is_cpu)
+ * then brings it home. The caller frees both, whatever fails. */
+clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf);
+/* The result in dst: read back, or, in_place (a CPU device wrote into dst
+ * through CL_MEM_USE_HOST_PTR), mapped to make the writes visible. */
+clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place);
+
+/* ---- the blocking calls' counting half (host_api.c) ---- */
+typedef struct {
+    nz_plan p;
+    int64_t base;
+    cl_mem inb, meta, countb;
+    chain ch;
+    uint64_t z;
+} host_run;
+
+/* Plans (value_bytes as for nz_plan_make), uploads and makes the count buffer. */
+clnz_status host_run_begin(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_predicate *pred, size_t value_bytes, host_run *r);
+/* The counting pass and the count read back into r->z. */
+clnz_status host_run_counted(host_run *r);
+/* Ends the chain and releases what begin made; returns st. */
+clnz_status host_run_end(host_run *r, clnz_status st);
 
 #endif /* CLNZ_INTERNAL_H */

@@ -79,19 +79,24 @@ clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
 }
 
 clnz_status nz_plan_make(clnz_context *ctx, const clnz_tensor *in, const clnz_predicate *pred,
-                         nz_plan *plan)
+                         size_t value_bytes, nz_plan *plan)
 {
     clnz_status st = tensor_check(ctx, in, &plan->t);
     if (!st)
         st = pred_to_keys(ctx, plan->t.dtype, pred, &plan->keys);
     if (st)
         return st;
-    char opts[80];
+    char opts[96];
     size_t items = plan_items(ctx, CLNZ_KERNEL_NONZERO);
     element_options(opts, sizeof opts, plan->t.dtype, items, plan->keys.nonzero);
     st = program_kernel(ctx, "nonzero", "nz_count", opts, &plan->count_k);
-    if (!st)
+    if (!st && value_bytes == 0) {
         st = program_kernel(ctx, "nonzero", "nz_write", opts, &plan->write_k);
+    } else if (!st) { /* select: the same count, a writing pass that moves values */
+        char sel_opts[sizeof opts + 24];
+        snprintf(sel_opts, sizeof sel_opts, "%s -DVALUE_BYTES=%zu", opts, value_bytes);
+        st = program_kernel(ctx, "select", "sel_write", sel_opts, &plan->write_k);
+    }
     if (st)
         return st;
     cl_kernel ks[2] = {plan->count_k, plan->write_k};
@@ -232,3 +237,26 @@ clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *o, int width,
     return st;
 }
 
+
+clnz_status sel_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                              const sel_values *v, cl_mem out, uint64_t out_off,
+                              uint64_t capacity, cl_mem offsets, uint64_t offsets_off, int single)
+{
+    clnz_context *ctx = ch->ctx;
+    if (p->t.n == 0 || (capacity == 0 && !single))
+        return CLNZ_SUCCESS;
+    input_args a = input_args_of(p, in, base, meta);
+    cl_long x_base = v->base;
+    cl_int x_contiguous = v->contiguous, a_single = single;
+    cl_ulong a_offsets_off = offsets_off, a_out_off = out_off, a_cap = capacity;
+    cl_uint p2 = p->cfg.p2;
+    cl_ulong items_off = p->items_off;
+    karg args[] = {INPUT_KARGS(a),   KARG(v->buf),       KARG(x_base),      KARG(v->meta),
+                   KARG(x_contiguous), KARG(offsets),    KARG(a_offsets_off), KARG(ctx->scratch),
+                   KARG(items_off),  KARG(out),          KARG(a_out_off),   KARG(a_cap),
+                   KARG(a_single),   KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong))};
+    clnz_status st = set_args(ctx, p->write_k, "sel_write", args, 23);
+    if (!st)
+        st = chain_launch(ch, p->write_k, "sel_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
+    return st;
+}

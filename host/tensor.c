@@ -2,6 +2,7 @@
  * the tensor in its buffer. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const size_t dtype_sizes[CLNZ_DTYPE_COUNT] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
@@ -142,4 +143,14 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
                         "offset %zu",
                         what, size, (unsigned long long)count, elem, off);
     return CLNZ_SUCCESS;
+}
+
+void shape_text(int rank, const int64_t *shape, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "(");
+    for (int d = 0; d < rank && len < n; ++d)
+        len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
+                                (long long)shape[d]);
+    if (len < n)
+        snprintf(buf + len, n - len, rank == 1 ? ",)" : ")");
 }

@@ -49,7 +49,9 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
 #define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
 #define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
-#define CLNZ_ERROR_INVALID_VALUE (-2009)  /* a predicate value or fill value out of range */
+#define CLNZ_ERROR_INVALID_VALUE (-2009)  /* a predicate, fill or scalar value out of range */
+#define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
+#define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
 
 /* A short constant name and meaning for any status, OpenCL's included. */
 const char *clnz_status_string(clnz_status status);
@@ -326,6 +328,83 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
                               size_t in_offset, cl_mem out_buf, size_t out_offset, uint64_t n,
                               cl_mem total_buf, size_t total_offset, cl_uint num_events,
                               const cl_event *wait_list, cl_event *out_event);
+
+/* ---- results on the host ------------------------------------------ */
+/* An array the blocking select and where return, owned by the caller. */
+typedef struct {
+    void *data; /* C order, malloc'd */
+    clnz_dtype dtype;
+    int rank;
+    int64_t shape[CLNZ_MAX_RANK];
+} clnz_array;
+
+void clnz_array_free(clnz_array *a); /* frees data; NULL is fine */
+
+/* ---- select: x[mask] --------------------------------------------- */
+/* The values of x at the positions where `pred` holds on `mask` (a tensor of
+ * x's shape, any dtype), or on x itself when mask is NULL, in C order of the
+ * logical array: numpy.extract, x[mask != 0], torch.masked_select. pred NULL
+ * means nonzero. The output holds `capacity` values of x's dtype from
+ * out_offset bytes on; the first min(z, capacity) are written, and the true
+ * count z goes to count_buf at count_offset bytes, as a uint64. mask_buf is
+ * ignored when mask is NULL. Enqueues and returns. */
+clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
+                                size_t x_offset, const clnz_tensor *mask, cl_mem mask_buf,
+                                size_t mask_offset, const clnz_predicate *pred, cl_mem out_buf,
+                                size_t out_offset, uint64_t capacity, cl_mem count_buf,
+                                size_t count_offset, cl_uint num_events,
+                                const cl_event *wait_list, cl_event *out_event);
+
+/* Blocking select on host arrays: *out gets the z values as a 1-D array. */
+clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
+                        const clnz_tensor *mask, const void *mask_data,
+                        const clnz_predicate *pred, clnz_array *out);
+
+/* ---- where(cond, x, y) ------------------------------------------- */
+/* An operand of where: an array, or a scalar written as a Python int or
+ * float. */
+typedef struct {
+    const clnz_tensor *array; /* NULL for a scalar */
+    clnz_value_kind kind;     /* a scalar's value.i, value.u or value.f */
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } value;
+} clnz_operand;
+
+clnz_operand clnz_operand_array(const clnz_tensor *t);
+clnz_operand clnz_operand_int(int64_t v);
+clnz_operand clnz_operand_uint(uint64_t v);
+clnz_operand clnz_operand_float(double v);
+
+/* where's result: x where `pred` (NULL: nonzero) holds on cond, else y,
+ * element-wise over the broadcast of the three shapes (numpy and torch rules:
+ * aligned from the right, a dimension of 1 stretches, anything else is
+ * CLNZ_ERROR_SHAPE_MISMATCH). Its dtype: x's and y's when both are arrays
+ * (they must agree: CLNZ_ERROR_DTYPE_MISMATCH); the array's when the other
+ * is a scalar, which must be exactly representable in it (0.5 into an
+ * integer array, 300 into u8: CLNZ_ERROR_INVALID_VALUE; a float array rounds
+ * a float as numpy does); with two scalars f64 if either is a float, else
+ * i64. shape must have room for CLNZ_MAX_RANK extents. */
+clnz_status clnz_where_result(clnz_context *ctx, const clnz_tensor *cond, const clnz_operand *x,
+                              const clnz_operand *y, clnz_dtype *dtype, int *rank,
+                              int64_t *shape);
+
+/* Device-resident where: the output is C-order of clnz_where_result's shape
+ * and dtype, from out_offset bytes on. x_buf and y_buf are ignored for
+ * scalars. */
+clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_mem cond_buf,
+                               size_t cond_offset, const clnz_predicate *pred,
+                               const clnz_operand *x, cl_mem x_buf, size_t x_offset,
+                               const clnz_operand *y, cl_mem y_buf, size_t y_offset,
+                               cl_mem out_buf, size_t out_offset, cl_uint num_events,
+                               const cl_event *wait_list, cl_event *out_event);
+
+/* Blocking where on host arrays (x_data, y_data ignored for scalars). */
+clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
+                       const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
+                       const clnz_operand *y, const void *y_data, clnz_array *out);
 
 #ifdef __cplusplus
 }

@@ -7,53 +7,13 @@
  * element's coordinates at its offset. Both passes partition the input the same
  * way: tile g is work-group g, and work-item l owns ITEMS consecutive elements
  * of it, so offsets come out in C order. */
-#ifndef ITEMS
-#define ITEMS 16
-#endif
-#include "element.cl"
-#include "blelloch.cl"
+#include "chunk.cl"
 #include "bitpos.cl"
 
 /* Must match enum clnz_layout in include/clnz.h. */
 #define LAYOUT_ROWS 0
 #define LAYOUT_COLUMNS 1
 #define LAYOUT_FLAT 2
-
-/* Counts the selected elements of this work-item's chunk. */
-inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ulong n, int rank,
-                         __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                         uint invert)
-{
-    ulong c = 0;
-    if (first >= n)
-        return 0;
-    if (contiguous) {
-        __global const bits_t *p = in + in_off + first;
-        if (first + ITEMS <= n) { /* full chunk: no bounds checks */
-            uint cu = 0, j = 0; /* at most ITEMS: 32-bit lanes vectorize better */
-#if !PRED_NONZERO /* the compiler vectorizes x != 0 by itself, not the key range */
-            for (; j + 16 <= ITEMS; j += 16)
-                cu += popcount(elem_mask16(vload16(0, p + j), lo, hi, invert));
-#endif
-            for (; j < ITEMS; ++j)
-                cu += elem_selected(p[j], lo, hi, invert);
-            c = cu;
-        } else {
-            for (uint j = 0; j < n - first; ++j)
-                c += elem_selected(p[j], lo, hi, invert);
-        }
-        return c;
-    }
-    walker w;
-    walker_init(&w, first, rank, meta, 1);
-    ulong last = min(first + ITEMS, n);
-    for (ulong i = first; i < last; ++i) {
-        c += elem_selected(in[in_off + w.off], lo, hi, invert);
-        if (i + 1 < last)
-            walker_next(&w, rank, meta, 1);
-    }
-    return c;
-}
 
 /* Writes each tile's count, and each work-item's (at most ITEMS, so 32 bits)
  * for nz_write, which then need not read its chunk twice. */
@@ -100,18 +60,6 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
         put_index(out, out_off + pos, v, idx_bytes);
     }
 }
-
-/* The selection of BLOCK consecutive elements as a bit mask (bit j: element
- * j). A plain loop the compiler can vectorize: no branch per element. */
-#define BLOCK 32
-inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
-{
-    return elem_mask16(vload16(0, p), lo, hi, invert) |
-           elem_mask16(vload16(1, p), lo, hi, invert) << 16;
-}
-
-/* Lowest set bit's index (ctz is OpenCL 2.0; clz is 1.2). */
-inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
 
 /* A block's entries are written by bytes: for each byte of the mask, its 8
  * slots (bitpos.cl) are stored at o and o moves on by the byte's popcount;
@@ -260,16 +208,10 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
 {
     ulong tile = (ulong)get_local_size(0) * ITEMS;
     ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
-    ulong c = single ? chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert)
-                     : item_counts[items_off + get_global_id(0)];
-    ulong total;
-    ulong o = wg_exclusive_scan(c, scratch, p2, &total);
-    if (single) {
-        if (get_local_id(0) == 0)
-            tile_offsets[offsets_off] = total;
-    } else {
-        o += tile_offsets[offsets_off + get_group_id(0)];
-    }
+    ulong c;
+    ulong o = chunk_slot(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert,
+                         tile_offsets, offsets_off, item_counts, items_off, single, p2, scratch,
+                         &c);
     if (c == 0 || o >= capacity || (width == 0 && layout != LAYOUT_FLAT))
         return;
 
