@@ -47,7 +47,7 @@ static void *random_view(clnz_dtype dt, int rank, const int64_t *shape, int64_t 
         *base = (shape[0] - 1) * strides[0];
         strides[0] = -strides[0];
     }
-    void *buf = malloc(*span * clnz_dtype_size(dt) + 1);
+    void *buf = calloc(*span * clnz_dtype_size(dt) + 8, 1); /* + 8: the tests upload 8 more */
     tu_fill(dt, buf, *span, density);
     return buf;
 }
