@@ -320,12 +320,6 @@ int open_context(const char *device, clnz_context **ctx)
     return EXIT_OK;
 }
 
-static clnz_tensor tensor_of(const npy_array *arr)
-{
-    clnz_tensor t = {arr->dtype, arr->rank, arr->shape, arr->strides};
-    return t;
-}
-
 /* Parses the arguments, reads INPUT and opens the device: what both
  * commands do first. On failure returns the exit status and holds nothing. */
 static int start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
@@ -357,7 +351,7 @@ static int cmd_nonzero(int argc, char **argv)
     char err[512];
     clnz_result res = {0};
     npy_pending out = {0}, cnt = {0};
-    clnz_tensor t = tensor_of(&arr);
+    clnz_tensor t = npy_tensor(&arr);
     clnz_status st = clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
     if (st) {
         rc = lib_fail(ctx, st, a.input);
@@ -389,7 +383,7 @@ static int cmd_count(int argc, char **argv)
     int rc = start(argc, argv, 0, &a, &arr, &ctx);
     if (rc)
         return rc;
-    clnz_tensor t = tensor_of(&arr);
+    clnz_tensor t = npy_tensor(&arr);
     int64_t count = 0;
     clnz_status st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
     if (st)

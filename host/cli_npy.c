@@ -387,3 +387,9 @@ const char *npy_descr(clnz_dtype dtype)
                                     "<i4", "<u8", "<i8", "<f2", "<f4", "<f8"};
     return (unsigned)dtype < CLNZ_DTYPE_COUNT ? d[dtype] : NULL;
 }
+
+clnz_tensor npy_tensor(const npy_array *arr)
+{
+    clnz_tensor t = {arr->dtype, arr->rank, arr->shape, arr->strides};
+    return t;
+}

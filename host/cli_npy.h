@@ -23,6 +23,8 @@ typedef struct {
 /* Reads path into arr. On failure returns -1 with a one-line reason in err. */
 int npy_read(const char *path, npy_array *arr, char *err, size_t err_size);
 void npy_free(npy_array *arr);
+/* The array as the library sees it (pointers into arr: valid while it is). */
+clnz_tensor npy_tensor(const npy_array *arr);
 
 /* An output written to a temporary file beside its final path and renamed
  * into place only by npy_commit, so a failed run leaves nothing behind. */

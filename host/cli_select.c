@@ -102,12 +102,6 @@ static int parse(int argc, char **argv, const char *cmd, int max_positional, int
     return EXIT_OK;
 }
 
-static clnz_tensor tensor_of(const npy_array *arr)
-{
-    clnz_tensor t = {arr->dtype, arr->rank, arr->shape, arr->strides};
-    return t;
-}
-
 /* Writes a result array to path (temporary file, then rename). */
 static int write_result(const char *path, const clnz_array *r)
 {
@@ -151,7 +145,7 @@ int cmd_select(int argc, char **argv)
     clnz_array res = {0};
     rc = open_context(a.device, &ctx);
     if (!rc) {
-        clnz_tensor xt = tensor_of(&x), mt = tensor_of(&m);
+        clnz_tensor xt = npy_tensor(&x), mt = npy_tensor(&m);
         clnz_status st = clnz_select(ctx, &xt, x.data, a.mask ? &mt : NULL,
                                      a.mask ? m.data : NULL, &pred, &res);
         rc = st ? lib_fail(ctx, st, a.positional[0]) : write_result(a.output, &res);
@@ -183,7 +177,7 @@ static int operand_of(const char *text, const char *name, npy_array *arr, clnz_t
     if (npy_read(text, arr, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
     *is_array = 1;
-    *t = tensor_of(arr);
+    *t = npy_tensor(arr);
     *op = clnz_operand_array(t);
     return EXIT_OK;
 }
@@ -203,7 +197,7 @@ int cmd_where(int argc, char **argv)
     int x_arr = 0, y_arr = 0;
     if (npy_read(a.positional[0], &c, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
-    ct = tensor_of(&c);
+    ct = npy_tensor(&c);
     rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr);
     if (!rc)
         rc = operand_of(a.positional[2], "Y", &y, &yt, &yo, &y_arr);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Must match where.cl. */
 #define MODE_STRIDED 0
 #define MODE_CONTIGUOUS 1
 #define MODE_SCALAR 2

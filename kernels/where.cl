@@ -14,6 +14,7 @@
 #include "element.cl"
 #include "value.cl"
 
+/* Must match host/where.c. */
 #define MODE_STRIDED 0
 #define MODE_CONTIGUOUS 1
 #define MODE_SCALAR 2

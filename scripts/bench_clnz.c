@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_clnz: %s\n", err);
         return 1;
     }
-    clnz_tensor t = {a.dtype, a.rank, a.shape, a.strides};
+    clnz_tensor t = npy_tensor(&a);
     size_t n = 1, es = clnz_dtype_size(a.dtype);
     for (int d = 0; d < a.rank; ++d)
         n *= (size_t)a.shape[d];
