@@ -38,6 +38,7 @@ static const char usage_main[] =
 static const char usage_nonzero[] =
     "usage: clnz nonzero INPUT -o OUTPUT.npy [--layout rows|columns|flat]\n"
     "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
+    "                    [--order rc|xy]\n"
     "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
     "\n"
     "Writes the C-order coordinates of the elements of INPUT (.npy) that are nonzero, or\n"
@@ -50,6 +51,8 @@ static const char usage_nonzero[] =
     "                     do not fit is an error, never a wrap-around\n"
     "  --pred OP:VALUE    OP is eq, ne, lt, le, gt or ge; VALUE an integer or a float\n"
     "                     (inf and nan too), compared as numpy compares with a scalar\n"
+    "  --order xy         each entry's coordinates reversed: (x, y) = (column, row),\n"
+    "                     as cv::findNonZero; default rc, (row, column)\n"
     "  --width N          coordinates per entry: column j holds dimension rank-N+j,\n"
     "                     columns before dimension 0 are zeros (default: the rank)\n"
     "  --size S           exactly S entries: the first min(z, S) real, the rest --fill\n"
@@ -202,7 +205,7 @@ typedef struct {
 /* Options that take a value, as "--name VALUE" or "--name=VALUE". */
 static const char *const option_names[] = {"--pred", "--device", "-o",     "--output",
                                            "--count-out", "--layout", "--index", "--width",
-                                           "--size", "--fill"};
+                                           "--size", "--fill", "--order"};
 enum { N_COUNT_OPTIONS = 2 }; /* count takes the first two only */
 
 static int find_option(const char *arg, int is_nonzero, const char **inline_value)
@@ -257,6 +260,13 @@ static int set_option(const char *name, const char *v, cli_args *a)
         if (!parse_i64(v, &a->opts.size) || a->opts.size < 0)
             return fail(EXIT_USAGE, "--size '%s': use a non-negative integer", v);
         a->opts.has_size = 1;
+    } else if (strcmp(name, "--order") == 0) {
+        if (strcmp(v, "xy") == 0)
+            a->opts.order = CLNZ_ORDER_XY;
+        else if (strcmp(v, "rc") == 0)
+            a->opts.order = CLNZ_ORDER_ROW_MAJOR;
+        else
+            return fail(EXIT_USAGE, "--order '%s': use rc (row, column) or xy", v);
     } else if (strcmp(name, "--fill") == 0) {
         if (!parse_i64(v, &a->opts.fill))
             return fail(EXIT_USAGE, "--fill '%s': use an integer", v);

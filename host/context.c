@@ -2,6 +2,8 @@
 #include "devices.h"
 #include "internal.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,26 @@ static void launch_from_store(clnz_context *c)
 }
 
 /* Reads the device limits the planner needs. */
+/* CLNZ_MAX_ALLOC (bytes, or with a K, M or G suffix) lowers the largest
+ * allocation clnz allows itself below the device's: tests and users of a
+ * shared device make the blocking calls cut their inputs in chunks with it.
+ * It never raises the device's limit; values below 4 KiB are ignored. */
+static void limit_max_alloc(clnz_context *c)
+{
+    const char *env = getenv("CLNZ_MAX_ALLOC");
+    if (!env || !*env)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (errno || end == env || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift))
+        return;
+    v <<= shift;
+    if (v >= 4096 && v < c->max_alloc)
+        c->max_alloc = v;
+}
+
 static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
 {
     cl_device_type type = 0;
@@ -61,6 +83,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+    limit_max_alloc(c);
     return CLNZ_SUCCESS;
 }
 

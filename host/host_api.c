@@ -99,7 +99,7 @@ clnz_status host_run_end(host_run *r, clnz_status st)
     return st;
 }
 
-clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
+clnz_status nonzero_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
                          const clnz_nonzero_options *opts, clnz_result *res)
 {
     if (!ctx)
@@ -169,7 +169,7 @@ done:
     return st;
 }
 
-clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
+clnz_status count_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
                        const clnz_predicate *pred, int64_t *count)
 {
     if (!ctx)

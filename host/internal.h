@@ -316,4 +316,21 @@ clnz_status host_run_counted(host_run *r);
 /* Ends the chain and releases what begin made; returns st. */
 clnz_status host_run_end(host_run *r, clnz_status st);
 
+/* ---- the blocking calls on one allocation's worth (host_api.c, select.c,
+ * where.c); the public ones (chunked.c) cut larger inputs into such calls.
+ * Each fails with CLNZ_ERROR_TOO_LARGE when an input or the result exceeds
+ * ctx->max_alloc. ---- */
+clnz_status nonzero_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_nonzero_options *opts, clnz_result *res);
+clnz_status count_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                         const clnz_predicate *pred, int64_t *count);
+clnz_status select_direct(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
+                          const clnz_tensor *mask, const void *mask_data,
+                          const clnz_predicate *pred, clnz_array *out);
+/* select does not broadcast: the mask must have x's shape. */
+clnz_status select_same_shape(clnz_context *ctx, const tensor_info *x, const tensor_info *m);
+clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
+                         const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
+                         const clnz_operand *y, const void *y_data, clnz_array *out);
+
 #endif /* CLNZ_INTERNAL_H */

@@ -32,6 +32,11 @@ clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
 {
     if ((unsigned)o->layout > CLNZ_LAYOUT_FLAT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)o->layout);
+    if ((unsigned)o->order > CLNZ_ORDER_XY)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown order %d", (int)o->order);
+    if (o->order == CLNZ_ORDER_XY && o->layout == CLNZ_LAYOUT_FLAT)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "order xy reverses coordinates: it needs the rows or columns layout");
     if ((unsigned)o->index_type > CLNZ_INDEX_UINT32)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown index type %d",
                         (int)o->index_type);
@@ -169,14 +174,15 @@ static clnz_status write_launch(chain *ch, nz_plan *p, cl_mem in, int64_t base, 
     input_args a = input_args_of(p, in, base, meta);
     cl_ulong a_offsets_off = offsets_off, a_out_off = out_off, a_cap = capacity;
     cl_int layout = (cl_int)o->layout, a_width = width, a_single = single;
+    cl_int reverse = o->order == CLNZ_ORDER_XY;
     cl_int idx = (cl_int)index_bytes(o->index_type);
     cl_uint p2 = p->cfg.p2;
     cl_ulong items_off = p->items_off;
-    karg args[] = {INPUT_KARGS(a),     KARG(offsets),   KARG(a_offsets_off), KARG(ctx->scratch),
-                   KARG(items_off),    KARG(out),       KARG(a_out_off),     KARG(a_cap),
-                   KARG(layout),       KARG(a_width),   KARG(idx),           KARG(a_single),
-                   KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong))};
-    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 22);
+    karg args[] = {INPUT_KARGS(a), KARG(offsets),  KARG(a_offsets_off), KARG(ctx->scratch),
+                   KARG(items_off), KARG(out),     KARG(a_out_off),     KARG(a_cap),
+                   KARG(layout),   KARG(a_width),  KARG(reverse),       KARG(idx),
+                   KARG(a_single), KARG(p2),       KLOCAL(p2 * sizeof(cl_ulong))};
+    clnz_status st = set_args(ctx, p->write_k, "nz_write", args, 23);
     if (!st)
         st = chain_launch(ch, p->write_k, "nz_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
     return st;

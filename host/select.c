@@ -17,7 +17,7 @@ void clnz_array_free(clnz_array *a)
 
 /* The mask must have x's shape exactly: select does not broadcast (numpy's
  * x[mask] does not either). */
-static clnz_status same_shape(clnz_context *ctx, const tensor_info *x, const tensor_info *m)
+clnz_status select_same_shape(clnz_context *ctx, const tensor_info *x, const tensor_info *m)
 {
     int same = x->rank == m->rank;
     for (int d = 0; same && d < x->rank; ++d)
@@ -40,7 +40,7 @@ static clnz_status select_plan(clnz_context *ctx, const clnz_tensor *x, const cl
     if (!st)
         st = nz_plan_make(ctx, mask ? mask : x, pred ? pred : &nonzero, xi->elem, p);
     if (!st && mask)
-        st = same_shape(ctx, xi, &p->t);
+        st = select_same_shape(ctx, xi, &p->t);
     return st;
 }
 
@@ -107,7 +107,7 @@ done:
     return st;
 }
 
-clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
+clnz_status select_direct(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
                         const clnz_tensor *mask, const void *mask_data,
                         const clnz_predicate *pred, clnz_array *out)
 {
@@ -129,7 +129,7 @@ clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_d
     TRY(host_run_begin(ctx, mask ? mask : x, mask ? mask_data : x_data, pred ? pred : &nonzero,
                        xi.elem, &r));
     if (mask) {
-        TRY(same_shape(ctx, &xi, &r.p.t));
+        TRY(select_same_shape(ctx, &xi, &r.p.t));
         TRY(upload(ctx, &xi, x_data, &v.buf, &v.base));
         TRY(tensor_meta_buffer(ctx, &xi, &v.meta));
         v.contiguous = xi.contiguous;

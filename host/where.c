@@ -351,7 +351,7 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
     return st;
 }
 
-clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
+clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
                        const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
                        const clnz_operand *y, const void *y_data, clnz_array *out)
 {

@@ -252,9 +252,18 @@ typedef enum {
     CLNZ_INDEX_UINT32
 } clnz_index_type;
 
+typedef enum {
+    CLNZ_ORDER_ROW_MAJOR = 0, /* (row, column): dimension 0 first, as torch and numpy */
+    CLNZ_ORDER_XY             /* (x, y) = (column, row): each entry reversed, cv::findNonZero */
+} clnz_order;
+
 typedef struct {
     clnz_predicate pred;        /* default: nonzero */
     clnz_layout layout;         /* default: rows */
+    /* The order of the coordinates inside an entry (rows and columns layouts;
+     * the entries themselves stay in C order of the elements). With a width
+     * above the rank, XY puts the zero columns last. */
+    clnz_order order;
     clnz_index_type index_type; /* default: int64 */
     /* Coordinate width N (rows and columns): column j holds dimension
      * rank - N + j, columns before dimension 0 are 0. 0 means the rank

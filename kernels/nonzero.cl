@@ -45,16 +45,17 @@ inline void put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
 
 /* Writes entry o (the o-th selected element, flat index i) in the chosen
  * layout. Column j of a width-W entry is dimension rank - W + j; the columns
- * before dimension 0 are zeros (DirectML's coordinate width). */
+ * before dimension 0 are zeros (DirectML's coordinate width). reverse (order
+ * xy): the entry's columns in the opposite order, (x, y) = (column, row). */
 inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
-                      int idx_bytes, ulong o, ulong i, int rank, const walker *w)
+                      int reverse, int idx_bytes, ulong o, ulong i, int rank, const walker *w)
 {
     if (layout == LAYOUT_FLAT) {
         put_index(out, out_off + o, (long)i, idx_bytes);
         return;
     }
     for (int j = 0; j < width; ++j) {
-        int d = rank - width + j;
+        int d = rank - width + (reverse ? width - 1 - j : j);
         long v = d < 0 ? 0 : (rank == 1 ? (long)i : w->coord[d]);
         ulong pos = layout == LAYOUT_ROWS ? o * (ulong)width + j : (ulong)j * capacity + o;
         put_index(out, out_off + pos, v, idx_bytes);
@@ -114,13 +115,17 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
  * up to the block's last selected element. */
 #define SPARSE_BELOW 8
 
+/* Where dimension d's coordinate goes in an entry: column d, or with
+ * reverse (order xy) column rank - 1 - d. */
+#define ND_COL(d) ((ulong)(reverse ? rank - 1 - (d) : (d)))
+
 #define ND_EMIT(T, slot, last_coord)                                                           \
     {                                                                                          \
         ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)rank : (slot);                   \
         ulong step_ = layout == LAYOUT_ROWS ? 1 : capacity;                                    \
         for (int d_ = 0; d_ < rank - 1; ++d_)                                                  \
-            dst[base_ + d_ * step_] = (T)lead[d_];                                             \
-        dst[base_ + (ulong)(rank - 1) * step_] = (T)(last_coord);                              \
+            dst[base_ + ND_COL(d_) * step_] = (T)lead[d_];                                     \
+        dst[base_ + ND_COL(rank - 1) * step_] = (T)(last_coord);                               \
     }
 
 #define ND_EMIT_BYTE(T, T8, T16, CONVERT8, b, first_col)                                       \
@@ -128,11 +133,14 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         T8 col_ = CONVERT8(byte_slots(b)) + (T)(first_col);                                    \
         if (layout == LAYOUT_COLUMNS) {                                                        \
             for (int d_ = 0; d_ < rank - 1; ++d_)                                              \
-                vstore8((T8)((T)lead[d_]), 0, dst + (ulong)d_ * capacity + o);                 \
-            vstore8(col_, 0, dst + (ulong)(rank - 1) * capacity + o);                          \
+                vstore8((T8)((T)lead[d_]), 0, dst + ND_COL(d_) * capacity + o);                \
+            vstore8(col_, 0, dst + ND_COL(rank - 1) * capacity + o);                           \
         } else {                                                                               \
             T16 pair_ = (T16)((T)lead[0]);                                                     \
-            pair_.odd = col_;                                                                  \
+            if (reverse)                                                                       \
+                pair_.even = col_;                                                             \
+            else                                                                               \
+                pair_.odd = col_;                                                              \
             vstore16(pair_, 0, dst + 2 * o);                                                   \
         }                                                                                      \
         o += popcount(b);                                                                      \
@@ -187,8 +195,8 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
 
 inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int rank,
                          __global const long *meta, __global uchar *out, ulong out_off, ulong o,
-                         ulong o_end, ulong capacity, int layout, ekey_t lo, ekey_t hi,
-                         uint invert, int idx_bytes)
+                         ulong o_end, ulong capacity, int layout, int reverse, ekey_t lo,
+                         ekey_t hi, uint invert, int idx_bytes)
 {
     if (idx_bytes == 8)
         ND_RUN(long, long8, long16, convert_long8)
@@ -203,8 +211,8 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *tile_offsets, ulong offsets_off,
                        __global const uint *item_counts, ulong items_off, __global uchar *out,
-                       ulong out_off, ulong capacity, int layout, int width, int idx_bytes,
-                       int single, uint p2, __local ulong *scratch)
+                       ulong out_off, ulong capacity, int layout, int width, int reverse,
+                       int idx_bytes, int single, uint p2, __local ulong *scratch)
 {
     ulong tile = (ulong)get_local_size(0) * ITEMS;
     ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
@@ -230,7 +238,7 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     }
     if (contiguous && rank >= 2 && width == rank && layout != LAYOUT_FLAT) {
         write_nd_run(in + in_off, first, last, rank, meta, out, out_off, o, o_end, capacity,
-                     layout, lo, hi, invert, idx_bytes);
+                     layout, reverse, lo, hi, invert, idx_bytes);
         return;
     }
     int need_coords = rank > 1 && layout != LAYOUT_FLAT;
@@ -239,7 +247,7 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     walker_init(&w, first, rank, meta, track);
     for (ulong i = first; i < last && o < o_end; ++i) {
         uint s = elem_selected(in[in_off + w.off], lo, hi, invert);
-        put_entry(out, out_off, capacity, layout, width, idx_bytes, o, i, rank, &w);
+        put_entry(out, out_off, capacity, layout, width, reverse, idx_bytes, o, i, rank, &w);
         o += s;
         if (i + 1 < last)
             walker_next(&w, rank, meta, track);

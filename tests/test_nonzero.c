@@ -132,6 +132,10 @@ static void test_every_launch_shape(void **state)
                 o.layout = (clnz_layout)((s + (size_t)v) % 3);
                 o.index_type = (clnz_index_type)(v % 2);
                 check(&t, data, (size_t)n, 0, &o);
+                if (o.layout != CLNZ_LAYOUT_FLAT) { /* each write loop, reversed */
+                    o.order = CLNZ_ORDER_XY;
+                    check(&t, data, (size_t)n, 0, &o);
+                }
                 free(data);
             }
         }
@@ -167,12 +171,13 @@ static void test_width_and_static_capacity(void **state)
     int16_t *data = malloc((size_t)n * 2);
     tu_fill(CLNZ_I16, data, (size_t)n, 0.4);
     clnz_tensor t = {CLNZ_I16, 4, shape, NULL};
-    for (int layout = 0; layout < 2; ++layout)
+    for (int layout = 0; layout < 4; ++layout)
         for (int w = 2; w <= 7; ++w)
             for (int it = 0; it < 3; ++it) {
                 clnz_nonzero_options o;
                 clnz_nonzero_options_init(&o);
-                o.layout = (clnz_layout)layout;
+                o.layout = (clnz_layout)(layout % 2);
+                o.order = layout >= 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
                 o.width = w;
                 o.index_type = (clnz_index_type)it;
                 check(&t, data, (size_t)n, 0, &o);
@@ -192,6 +197,11 @@ static void test_width_and_static_capacity(void **state)
     clnz_result res;
     assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
     assert_non_null(strstr(clnz_context_message(ctx), "effective rank 2"));
+    /* order xy has no coordinates to reverse in the flat layout */
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_FLAT, o.order = CLNZ_ORDER_XY;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "order xy"));
     free(data);
 }
 

@@ -243,7 +243,8 @@ int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonze
     int64_t *out = malloc(sizeof(int64_t) * (size_t)(ent * width + 1));
     for (int64_t k = 0; k < ent; ++k) {
         for (int j = 0; j < width; ++j) {
-            int d = rank - width + j;
+            /* order xy: the entry's columns reversed */
+            int d = rank - width + (o->order == CLNZ_ORDER_XY ? width - 1 - j : j);
             int64_t v;
             if (k >= z)
                 v = o->fill;

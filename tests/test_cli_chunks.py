@@ -1,0 +1,54 @@
+"""Inputs larger than one device allocation: with CLNZ_MAX_ALLOC lowered to a
+few KiB, every command cuts its input into slices (host/chunked.c); the
+results must still equal numpy's, bit for bit. Helpers from test_cli.py."""
+import numpy as np
+import pytest
+
+from test_cli import SEED, random_array, rng, run, save  # noqa: F401 (rng: a fixture)
+
+SHAPES = [(20000,), (37, 531), (3, 41, 97), (2, 3, 5, 700), (1, 9000), (0, 5000)]
+
+
+@pytest.fixture(autouse=True)
+def small_device(monkeypatch):
+    monkeypatch.setenv("CLNZ_MAX_ALLOC", "8K")
+
+
+def expect(got, want, what):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.shape, want.shape, SEED)
+    assert got.tobytes() == want.tobytes(), (what, SEED)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("density", [0.02, 0.5, 1.0])
+def test_nonzero_and_count_in_slices(tmp_path, rng, shape, density):
+    a = random_array(rng, "f4", shape, density)
+    if rng.random() < 0.5:
+        a = np.asfortranarray(a)
+    inp, out = save(tmp_path, a), tmp_path / "o.npy"
+    ref = np.argwhere(a)
+    for layout, want in [("rows", ref), ("columns", ref.T), ("flat", np.flatnonzero(a))]:
+        run("nonzero", inp, "-o", out, "--layout", layout)
+        expect(np.load(out), want, layout)
+    run("nonzero", inp, "-o", out, "--order", "xy", "--index", "int32")
+    expect(np.load(out), ref[:, ::-1].astype(np.int32), "xy")
+    run("nonzero", inp, "-o", out, "--size", 77, "--fill", -3)
+    padded = np.full((77, a.ndim), -3, dtype=np.int64)
+    padded[:min(77, len(ref))] = ref[:77]
+    expect(np.load(out), padded, "size")
+    assert int(run("count", inp).stdout) == np.count_nonzero(a)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_select_and_where_in_slices(tmp_path, rng, shape):
+    x = random_array(rng, "f8", shape, density=0.9)
+    m = random_array(rng, "u1", shape, density=0.4)
+    y = random_array(rng, "f8", shape[-1:], density=0.9)
+    xs, ms, ys = save(tmp_path, x, "x.npy"), save(tmp_path, m, "m.npy"), save(tmp_path, y, "y.npy")
+    out = tmp_path / "o.npy"
+    run("select", xs, "--mask", ms, "-o", out)
+    expect(np.load(out), x[m != 0], "select")
+    run("where", ms, xs, ys, "-o", out)
+    expect(np.load(out), np.where(m, x, y), "where")
+    run("where", ms, "2.5", ys, "-o", out)
+    expect(np.load(out), np.where(m, 2.5, y), "where scalar")

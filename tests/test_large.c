@@ -1,0 +1,215 @@
+/* test_large.c: the blocking calls on inputs larger than one device
+ * allocation, cut into slices (host/chunked.c): against the sequential
+ * reference on random views with the allocation limit lowered
+ * (CLNZ_MAX_ALLOC), and a real 5 * 2^30-element u8 array with nonzeros at
+ * both ends and around 2^31 and 2^32, past what 32-bit offsets can name. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A context whose largest allocation is `limit` bytes. */
+static clnz_context *limited_context(const char *limit)
+{
+    setenv("CLNZ_MAX_ALLOC", limit, 1);
+    clnz_context *ctx = NULL;
+    char msg[300];
+    clnz_status st = clnz_context_create(NULL, &ctx, msg, sizeof msg);
+    unsetenv("CLNZ_MAX_ALLOC");
+    if (st)
+        fail_msg("context: %s", msg);
+    return ctx;
+}
+
+static void expect_nonzero(clnz_context *ctx, const clnz_tensor *t, const void *data,
+                           const clnz_nonzero_options *o)
+{
+    int64_t z, entries;
+    int per_entry;
+    int64_t *want = tu_ref_nonzero(t, data, o, &z, &entries, &per_entry);
+    clnz_result res;
+    TU_CHECK(ctx, clnz_nonzero(ctx, t, data, o, &res));
+    assert_int_equal(res.count, z);
+    size_t n = (size_t)(entries * per_entry);
+    int64_t *got = tu_widen(res.indices, res.index_type, n);
+    for (size_t i = 0; i < n; ++i)
+        if (got[i] != want[i])
+            fail_msg("index %zu of %zu: got %lld want %lld (rank %d layout %d order %d)", i, n,
+                     (long long)got[i], (long long)want[i], t->rank, o->layout, o->order);
+    free(got);
+    free(want);
+    clnz_result_free(&res);
+}
+
+/* Random shapes and views (C order, reversed, every other element) of up
+ * to 40000 f32 elements through a 16 KiB limit: tens of slices, cut along
+ * the outer dimensions or inside the last one, with every option. */
+static void test_slices_match_the_reference(void **state)
+{
+    (void)state;
+    clnz_context *ctx = limited_context("16K");
+    for (int it = 0; it < 24; ++it) {
+        int rank = 1 + it % 4;
+        int64_t shape[4], full[4], strides[4], n = 1;
+        for (int d = 0; d < rank; ++d) {
+            shape[d] = 1 + (int64_t)(tu_rand() % (rank == 1 ? 40000 : rank == 2 ? 300 : 30));
+            n *= shape[d];
+        }
+        int kind = it % 3; /* 0: C order, 1: every axis reversed, 2: every other element */
+        int64_t span = 1;
+        for (int d = rank - 1; d >= 0; --d) {
+            full[d] = kind == 2 ? 2 * shape[d] : shape[d];
+            strides[d] = (kind == 1 ? -1 : kind == 2 ? 2 : 1) * span;
+            span *= full[d];
+        }
+        float *buf = malloc((size_t)span * 4);
+        tu_fill(CLNZ_F32, buf, (size_t)span, it % 2 ? 0.6 : 0.05);
+        int64_t origin = 0; /* element 0 of a reversed view is the buffer's last */
+        for (int d = 0; d < rank && kind == 1; ++d)
+            origin += (shape[d] - 1) * -strides[d];
+        clnz_tensor t = {CLNZ_F32, rank, shape, kind ? strides : NULL};
+        const float *data = buf + origin;
+        for (int layout = 0; layout < 3; ++layout) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)layout;
+            o.index_type = (clnz_index_type)(it % 3);
+            if (layout != CLNZ_LAYOUT_FLAT && it % 2)
+                o.order = CLNZ_ORDER_XY;
+            if (layout != CLNZ_LAYOUT_FLAT && it % 4 == 3)
+                o.width = rank + 1;
+            expect_nonzero(ctx, &t, data, &o);
+            o.has_size = 1, o.size = (int64_t)(tu_rand() % 300), o.fill = 7;
+            expect_nonzero(ctx, &t, data, &o);
+        }
+        int64_t count;
+        clnz_predicate gt = clnz_pred_float(CLNZ_OP_GT, 0.5);
+        TU_CHECK(ctx, clnz_count(ctx, &t, data, &gt, &count));
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.pred = gt;
+        int64_t z, entries;
+        int per_entry;
+        free(tu_ref_nonzero(&t, data, &o, &z, &entries, &per_entry));
+        assert_int_equal(count, z);
+        free(buf);
+    }
+    clnz_context_release(ctx);
+}
+
+/* select and where through the limit: x[mask] of a reversed x with a C-order
+ * mask, and where with a broadcast row and a scalar. */
+static void test_select_and_where_slices(void **state)
+{
+    (void)state;
+    clnz_context *ctx = limited_context("8K");
+    int64_t shape[2] = {97, 301}, rstrides[2] = {-301, -1}, n = 97 * 301;
+    int32_t *x = malloc((size_t)n * 4);
+    uint8_t *m = malloc((size_t)n);
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = (int32_t)tu_rand();
+        m[i] = tu_rand() % 3 == 0 ? (uint8_t)(1 + tu_rand() % 200) : 0;
+    }
+    clnz_tensor xt = {CLNZ_I32, 2, shape, rstrides}, mt = {CLNZ_U8, 2, shape, NULL};
+    clnz_array out;
+    TU_CHECK(ctx, clnz_select(ctx, &xt, x + n - 1, &mt, m, NULL, &out));
+    int64_t z = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (m[i]) {
+            if (z >= out.shape[0] || ((int32_t *)out.data)[z] != x[n - 1 - i])
+                fail_msg("select: value %lld differs", (long long)z);
+            ++z;
+        }
+    assert_int_equal(out.shape[0], z);
+    clnz_array_free(&out);
+
+    int64_t row_shape[1] = {301};
+    clnz_tensor row = {CLNZ_I32, 1, row_shape, NULL};
+    clnz_operand xo = clnz_operand_array(&row), yo = clnz_operand_int(-5);
+    TU_CHECK(ctx, clnz_where(ctx, &mt, m, NULL, &xo, x, &yo, NULL, &out));
+    assert_int_equal(out.rank, 2);
+    assert_int_equal(out.shape[0], 97);
+    for (int64_t i = 0; i < n; ++i) {
+        int32_t want = m[i] ? x[i % 301] : -5;
+        if (((int32_t *)out.data)[i] != want)
+            fail_msg("where: element %lld: got %d want %d", (long long)i,
+                     ((int32_t *)out.data)[i], want);
+    }
+    clnz_array_free(&out);
+    free(x);
+    free(m);
+    clnz_context_release(ctx);
+}
+
+/* 5 * 2^30 u8 elements (calloc: the zero pages cost no memory until read),
+ * more than the device's largest allocation and than 2^32. */
+static void test_five_gib_past_2_32(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    const int64_t n = (int64_t)5 << 30;
+    uint8_t *a = calloc((size_t)n, 1);
+    if (!a)
+        skip();
+    const int64_t at[] = {0,
+                          1,
+                          ((int64_t)1 << 31) - 1,
+                          (int64_t)1 << 31,
+                          ((int64_t)1 << 32) - 1,
+                          (int64_t)1 << 32,
+                          ((int64_t)1 << 32) + 1,
+                          n - 2,
+                          n - 1};
+    const int k = (int)(sizeof at / sizeof at[0]);
+    for (int i = 0; i < k; ++i)
+        a[at[i]] = (uint8_t)(i + 1);
+    int64_t shape1[1] = {n}, shape2[2] = {5, (int64_t)1 << 30};
+    clnz_tensor flat = {CLNZ_U8, 1, shape1, NULL}, grid = {CLNZ_U8, 2, shape2, NULL};
+
+    int64_t count = 0;
+    TU_CHECK(ctx, clnz_count(ctx, &flat, a, NULL, &count));
+    assert_int_equal(count, k);
+
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    clnz_result res;
+    TU_CHECK(ctx, clnz_nonzero(ctx, &flat, a, &o, &res));
+    assert_int_equal(res.count, k);
+    for (int i = 0; i < k; ++i)
+        assert_int_equal(((int64_t *)res.indices)[i], at[i]);
+    clnz_result_free(&res);
+
+    TU_CHECK(ctx, clnz_nonzero(ctx, &grid, a, &o, &res));
+    assert_int_equal(res.count, k);
+    for (int i = 0; i < k; ++i) {
+        assert_int_equal(((int64_t *)res.indices)[2 * i], at[i] >> 30);
+        assert_int_equal(((int64_t *)res.indices)[2 * i + 1], at[i] & (((int64_t)1 << 30) - 1));
+    }
+    clnz_result_free(&res);
+
+    clnz_array vals;
+    TU_CHECK(ctx, clnz_select(ctx, &flat, a, NULL, NULL, NULL, &vals));
+    assert_int_equal(vals.shape[0], k);
+    for (int i = 0; i < k; ++i)
+        assert_int_equal(((uint8_t *)vals.data)[i], i + 1);
+    clnz_array_free(&vals);
+
+    /* flat indices past 2^31 do not fit int32: an error before any work */
+    o.layout = CLNZ_LAYOUT_FLAT, o.index_type = CLNZ_INDEX_INT32;
+    assert_int_equal(clnz_nonzero(ctx, &flat, a, &o, &res), CLNZ_ERROR_INDEX_OVERFLOW);
+    free(a);
+}
+
+int main(void)
+{
+    tu_seed("test_large");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slices_match_the_reference),
+        cmocka_unit_test(test_select_and_where_slices),
+        cmocka_unit_test(test_five_gib_past_2_32),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
