@@ -12,12 +12,12 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
           host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
           host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
-          host/chunked.c
+          host/chunked.c host/batched.c
 CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c host/cli_select.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl
-TESTS = test_scan test_mask test_nonzero test_api test_select test_large test_cache test_tune
+TESTS = test_scan test_mask test_nonzero test_batched test_api test_select test_large test_cache test_tune
 
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
@@ -105,7 +105,7 @@ test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels build/test_api
 	@echo "== command-line tests against numpy"
-	$(PYTHON) -m pytest -q tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py
+	$(PYTHON) -m pytest -q tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py tests/test_cli_batch.py
 
 clean:
 	rm -rf build

@@ -38,7 +38,7 @@ static const char usage_main[] =
 static const char usage_nonzero[] =
     "usage: clnz nonzero INPUT -o OUTPUT.npy [--layout rows|columns|flat]\n"
     "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
-    "                    [--order rc|xy]\n"
+    "                    [--order rc|xy] [--batch --offsets-out OFFSETS.npy]\n"
     "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
     "\n"
     "Writes the C-order coordinates of the elements of INPUT (.npy) that are nonzero, or\n"
@@ -58,6 +58,9 @@ static const char usage_nonzero[] =
     "  --size S           exactly S entries: the first min(z, S) real, the rest --fill\n"
     "  --fill V           the padding value for --size (default -1)\n"
     "  --count-out FILE   also write the true count z as a 0-d int64 .npy\n"
+    "  --batch            dimension 0 is a batch: OUTPUT gets each item's coordinates\n"
+    "                     (rank-1 of them), item after item, and --offsets-out FILE the\n"
+    "                     (B+1,) int64 offsets: item b is OUTPUT[off[b]:off[b+1]]\n"
     "  --device P:D       use platform P, device D (see 'clnz devices')\n";
 
 static const char usage_count[] =
@@ -198,14 +201,15 @@ int cli_parse_pred(const char *s, clnz_predicate *p)
 
 /* ---- arguments ---- */
 typedef struct {
-    const char *input, *output, *count_out, *device;
+    const char *input, *output, *count_out, *offsets_out, *device;
+    int batch;
     clnz_nonzero_options opts;
 } cli_args;
 
 /* Options that take a value, as "--name VALUE" or "--name=VALUE". */
 static const char *const option_names[] = {"--pred", "--device", "-o",     "--output",
                                            "--count-out", "--layout", "--index", "--width",
-                                           "--size", "--fill", "--order"};
+                                           "--size", "--fill", "--order", "--offsets-out"};
 enum { N_COUNT_OPTIONS = 2 }; /* count takes the first two only */
 
 static int find_option(const char *arg, int is_nonzero, const char **inline_value)
@@ -234,6 +238,8 @@ static int set_option(const char *name, const char *v, cli_args *a)
         a->output = v;
     } else if (strcmp(name, "--count-out") == 0) {
         a->count_out = v;
+    } else if (strcmp(name, "--offsets-out") == 0) {
+        a->offsets_out = v;
     } else if (strcmp(name, "--layout") == 0) {
         if (strcmp(v, "rows") == 0)
             a->opts.layout = CLNZ_LAYOUT_ROWS;
@@ -283,6 +289,10 @@ static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
             fputs(is_nonzero ? usage_nonzero : usage_count, stdout);
             exit(EXIT_OK);
         }
+        if (is_nonzero && strcmp(arg, "--batch") == 0) {
+            a->batch = 1;
+            continue;
+        }
         if (arg[0] != '-' || strcmp(arg, "-") == 0) {
             if (a->input)
                 return fail(EXIT_USAGE, "unexpected argument '%s' (one INPUT only)", arg);
@@ -306,6 +316,9 @@ static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
         return fail(EXIT_USAGE, "missing INPUT (see clnz %s --help)", cmd);
     if (is_nonzero && !a->output)
         return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
+    if (a->batch != (a->offsets_out != NULL))
+        return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
+                                         : "--offsets-out needs --batch");
     if (is_nonzero) {
         int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
                      : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
@@ -361,8 +374,11 @@ static int cmd_nonzero(int argc, char **argv)
     char err[512];
     clnz_result res = {0};
     npy_pending out = {0}, cnt = {0};
+    clnz_array offsets = {0};
+    npy_pending off = {0};
     clnz_tensor t = npy_tensor(&arr);
-    clnz_status st = clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
+    clnz_status st = a.batch ? clnz_nonzero_batched(ctx, &t, arr.data, &a.opts, &res, &offsets)
+                             : clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
     if (st) {
         rc = lib_fail(ctx, st, a.input);
         goto done;
@@ -374,11 +390,16 @@ static int cmd_nonzero(int argc, char **argv)
                       &out, err, sizeof err) ||
         (a.count_out && npy_write_tmp(a.count_out, "<i8", 0, NULL, &res.count, sizeof res.count,
                                       &cnt, err, sizeof err)) ||
-        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err))
+        (a.batch && npy_write_tmp(a.offsets_out, "<i8", 1, offsets.shape, offsets.data,
+                                  (size_t)offsets.shape[0] * 8, &off, err, sizeof err)) ||
+        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err) ||
+        npy_commit(&off, err, sizeof err))
         rc = fail(EXIT_FAIL, "%s", err);
 done:
     npy_discard(&out);
     npy_discard(&cnt);
+    npy_discard(&off);
+    clnz_array_free(&offsets);
     clnz_result_free(&res);
     clnz_context_release(ctx);
     npy_free(&arr);

@@ -262,6 +262,11 @@ clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *opts, int width, cl_mem out,
                             uint64_t out_off, uint64_t capacity, cl_mem count_buf,
                             uint64_t count_off);
+/* Batched nonzero's CSR offsets: batches + 1 int64 at offsets_off
+ * (elements), after nz_enqueue_count wrote the total to element
+ * offsets_off + batches; items are p->t.n / batches elements each. */
+clnz_status nz_enqueue_batch_offsets(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                                     uint64_t batches, cl_mem offsets, uint64_t offsets_off);
 /* select's values: x's buffer, element offset of its element 0, its shape
  * and strides for the kernels (tensor_meta_buffer) and whether C-order. */
 typedef struct {

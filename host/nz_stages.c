@@ -208,6 +208,17 @@ clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
                         out ? capacity : 0, count_buf, count_off, 1);
 }
 
+/* One work-item per output slot or item: 64 to a group, or what the
+ * kernel allows. */
+static clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local)
+{
+    size_t kmax = 0;
+    cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
+                                        &kmax, NULL);
+    *local = kmax < 64 ? kmax : 64;
+    return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+}
+
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *o, int width, cl_mem out,
                             uint64_t out_off, uint64_t capacity, cl_mem count_buf,
                             uint64_t count_off)
@@ -223,14 +234,10 @@ clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *o, int width,
     clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", opts, &k);
     if (st)
         return st;
-    size_t local = 64;
-    size_t kmax = 0;
-    cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
-                                        &kmax, NULL);
-    if (e)
-        return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo(nz_fill)");
-    if (local > kmax)
-        local = kmax;
+    size_t local;
+    st = small_local(ctx, k, &local);
+    if (st)
+        return st;
     cl_ulong a_out_off = out_off, a_cap = capacity, a_count_off = count_off;
     cl_int layout = (cl_int)o->layout, a_width = width;
     cl_int idx = (cl_int)index_bytes(o->index_type);
@@ -264,5 +271,35 @@ clnz_status sel_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
     clnz_status st = set_args(ctx, p->write_k, "sel_write", args, 23);
     if (!st)
         st = chain_launch(ch, p->write_k, "sel_write", (size_t)p->tiles * p->cfg.wg, p->cfg.wg);
+    return st;
+}
+
+clnz_status nz_enqueue_batch_offsets(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
+                                     uint64_t batches, cl_mem offsets, uint64_t offsets_off)
+{
+    clnz_context *ctx = ch->ctx;
+    if (batches == 0)
+        return CLNZ_SUCCESS;
+    char opts[96];
+    element_options(opts, sizeof opts, p->t.dtype, plan_items(ctx, CLNZ_KERNEL_NONZERO),
+                    p->keys.nonzero);
+    cl_kernel k;
+    clnz_status st = program_kernel(ctx, "nonzero", "nz_batch_offsets", opts, &k);
+    if (st)
+        return st;
+    input_args a = input_args_of(p, in, base, meta);
+    cl_ulong items_off = p->items_off, item_elems = p->t.n / batches, a_batches = batches;
+    cl_ulong a_off = offsets_off;
+    cl_uint wg = (cl_uint)p->cfg.wg;
+    karg args[] = {INPUT_KARGS(a),     KARG(ctx->scratch), KARG(ctx->scratch), KARG(items_off),
+                   KARG(wg),           KARG(item_elems),   KARG(a_batches),    KARG(offsets),
+                   KARG(a_off)};
+    size_t local;
+    st = set_args(ctx, k, "nz_batch_offsets", args, 17);
+    if (!st)
+        st = small_local(ctx, k, &local);
+    if (!st)
+        st = chain_launch(ch, k, "nz_batch_offsets", (size_t)((batches + local - 1) / local * local),
+                          local);
     return st;
 }

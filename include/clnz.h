@@ -349,6 +349,27 @@ typedef struct {
 
 void clnz_array_free(clnz_array *a); /* frees data; NULL is fine */
 
+/* ---- batched nonzero (CSR) ----------------------------------------- */
+/* For a batch of B = shape[0] items (rank >= 1), the selected elements of
+ * every item in one call, as CSR: item b's entries are entries offsets[b] to
+ * offsets[b + 1] - 1, offsets[B] is the total count z (B + 1 int64, offsets[0]
+ * = 0), and an entry holds the coordinates of the remaining rank - 1
+ * dimensions: np.argwhere of each item, concatenated. The entries are rows
+ * (z x (rank - 1)) of opts->index_type in opts->order; opts->layout must be
+ * rows, opts->width 0 or rank - 1, opts->has_size 0. */
+clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                                         size_t in_offset, const clnz_nonzero_options *opts,
+                                         cl_mem out_buf, size_t out_offset, uint64_t capacity,
+                                         cl_mem offsets_buf, size_t offsets_offset,
+                                         cl_uint num_events, const cl_event *wait_list,
+                                         cl_event *out_event);
+
+/* Blocking: *res gets the entries (res->count = z), *offsets the B + 1
+ * offsets as a 1-D int64 array (clnz_array_free). */
+clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                                 const clnz_nonzero_options *opts, clnz_result *res,
+                                 clnz_array *offsets);
+
 /* ---- select: x[mask] --------------------------------------------- */
 /* The values of x at the positions where `pred` holds on `mask` (a tensor of
  * x's shape, any dtype), or on x itself when mask is NULL, in C order of the

@@ -267,3 +267,35 @@ __kernel void nz_fill(__global uchar *out, ulong out_off, ulong capacity, int la
     if (entry >= count[count_off])
         put_index(out, out_off + e, fill, idx_bytes);
 }
+
+/* Batched nonzero (CSR): offsets[b] is the number of selected elements
+ * before item b's first one (flat index b * item_elems), put together from
+ * what nz_count and the scan left: the offset of that element's tile, the
+ * counts of the work-items before its own in the tile, and a part of one
+ * chunk, counted again. No pass over the input beyond that chunk. The total,
+ * offsets[batches], was written by the scan. One work-item per item. */
+__kernel void nz_batch_offsets(__global const bits_t *in, long in_off, ulong n, int rank,
+                               __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                               uint invert, __global const ulong *tile_offsets,
+                               __global const uint *item_counts, ulong items_off, uint wg,
+                               ulong item_elems, ulong batches, __global long *offsets,
+                               ulong offsets_off)
+{
+    ulong b = get_global_id(0);
+    if (b >= batches)
+        return;
+    ulong p = b * item_elems;
+    ulong tile = (ulong)wg * ITEMS;
+    ulong g = p / tile, l = (p % tile) / ITEMS;
+    ulong first = g * tile + l * ITEMS;
+    ulong o = 0;
+    if (p < n) { /* items of no elements all start at the total, written already */
+        o = tile_offsets[g];
+        for (ulong k = 0; k < l; ++k)
+            o += item_counts[items_off + g * wg + k];
+        o += chunk_count(in, in_off, first, p, rank, meta, contiguous, lo, hi, invert);
+    } else {
+        o = (ulong)offsets[offsets_off + batches];
+    }
+    offsets[offsets_off + b] = (long)o;
+}

@@ -1,0 +1,180 @@
+/* test_batched.c: batched nonzero (CSR) against the sequential reference
+ * run item by item: every launch shape (the offsets are read out of the
+ * count pass's per-work-item counts, so item boundaries inside chunks,
+ * work-groups and tiles all matter), strided views, both orders, the
+ * device-resident call with a short capacity, and the errors. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Compares a batched result with the reference of each item. */
+static void expect_batched(clnz_context *ctx, const clnz_tensor *t, const void *data,
+                           const clnz_nonzero_options *o)
+{
+    clnz_result res;
+    clnz_array offs;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, t, data, o, &res, &offs));
+    int64_t batches = t->shape[0];
+    assert_int_equal(offs.shape[0], batches + 1);
+    const int64_t *off = offs.data;
+    int width = t->rank - 1;
+    int64_t *got = tu_widen(res.indices, res.index_type, (size_t)(res.count * width));
+    int64_t item_strides[CLNZ_MAX_RANK], cstr = 1;
+    for (int d = t->rank - 1; d >= 0; --d) {
+        item_strides[d] = t->strides ? t->strides[d] : cstr;
+        cstr *= t->shape[d];
+    }
+    assert_int_equal(off[0], 0);
+    for (int64_t b = 0; b < batches; ++b) {
+        clnz_tensor item = {t->dtype, width, t->shape + 1, item_strides + 1};
+        const char *p = (const char *)data + b * item_strides[0] * (int64_t)clnz_dtype_size(t->dtype);
+        clnz_nonzero_options io = *o;
+        int64_t z, entries;
+        int per_entry;
+        int64_t *want = tu_ref_nonzero(&item, p, &io, &z, &entries, &per_entry);
+        if (off[b + 1] - off[b] != z)
+            fail_msg("item %lld: %lld entries, want %lld", (long long)b,
+                     (long long)(off[b + 1] - off[b]), (long long)z);
+        if (width && memcmp(got + off[b] * width, want, (size_t)(z * width) * 8))
+            fail_msg("item %lld: coordinates differ", (long long)b);
+        free(want);
+    }
+    assert_int_equal(off[batches], res.count);
+    assert_int_equal(res.shape[0], res.count);
+    assert_int_equal(res.shape[1], width);
+    free(got);
+    clnz_result_free(&res);
+    clnz_array_free(&offs);
+}
+
+static void test_every_launch_shape(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    /* items smaller than a chunk, of a chunk or so, and spanning tiles */
+    int64_t shapes[][3] = {{0, 5, 1}, {7, 0, 3}, {1, 1, 1}, {50, 1, 3}, {13, 5, 7},
+                           {3, 4099, 1}, {9, 3, 1000}, {40000, 1, 1}};
+    int ranks[] = {3, 3, 1, 2, 3, 2, 3, 1};
+    for (int l = 0; l < tu_n_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+        for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; ++s) {
+            clnz_tensor t = {CLNZ_U16, ranks[s], shapes[s], NULL};
+            int64_t n = 1;
+            for (int d = 0; d < t.rank; ++d)
+                n *= shapes[s][d];
+            uint16_t *data = malloc((size_t)n * 2 + 2);
+            tu_fill(CLNZ_U16, data, (size_t)n, (s + (size_t)l) % 2 ? 0.5 : 0.05);
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.index_type = (clnz_index_type)(s % 3);
+            o.order = l % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+            expect_batched(ctx, &t, data, &o);
+            free(data);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
+/* A transposed view (Fortran order) and a predicate. */
+static void test_strided_and_predicates(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[3] = {6, 33, 17}, strides[3] = {1, 6, 6 * 33};
+    float *data = malloc(6 * 33 * 17 * 4);
+    tu_fill(CLNZ_F32, data, 6 * 33 * 17, 0.7);
+    clnz_tensor t = {CLNZ_F32, 3, shape, strides};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    expect_batched(ctx, &t, data, &o);
+    o.pred = clnz_pred_float(CLNZ_OP_LT, -0.5);
+    expect_batched(ctx, &t, data, &o);
+    free(data);
+}
+
+/* The device-resident call: offsets in place, at most `capacity` entries
+ * written, nothing past them. */
+static void test_enqueue_and_capacity(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[2] = {9, 500};
+    uint8_t *data = malloc(9 * 500);
+    tu_fill(CLNZ_U8, data, 9 * 500, 0.3);
+    clnz_tensor t = {CLNZ_U8, 2, shape, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    clnz_result res;
+    clnz_array offs;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs));
+    uint64_t cap = (uint64_t)res.count - 3;
+    cl_mem in = tu_buffer(9 * 500, data);
+    cl_mem offb = tu_buffer(16 * 8, NULL);
+    int64_t *fill = malloc((size_t)(res.count + 8) * 8);
+    for (int64_t i = 0; i < res.count + 8; ++i)
+        fill[i] = -77;
+    cl_mem out = tu_buffer((size_t)(res.count + 8) * 8, fill); /* -77 everywhere */
+    TU_CHECK(ctx, clnz_nonzero_batched_enqueue(ctx, &t, in, 0, &o, out, 8, cap, offb, 16, 0, NULL,
+                                               NULL));
+    int64_t got_off[10];
+    tu_read(offb, 16, sizeof got_off, got_off);
+    assert_memory_equal(got_off, offs.data, sizeof got_off);
+    int64_t *got = malloc((size_t)(res.count + 8) * 8);
+    tu_read(out, 0, (size_t)(res.count + 8) * 8, got);
+    assert_int_equal(got[0], -77);
+    assert_memory_equal(got + 1, res.indices, cap * 8);
+    for (int64_t i = 1 + (int64_t)cap; i < res.count + 8; ++i)
+        assert_int_equal(got[i], -77);
+    free(got);
+    free(fill);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(offb);
+    clnz_result_free(&res);
+    clnz_array_free(&offs);
+    free(data);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[2] = {3, 4};
+    uint8_t data[12] = {0};
+    clnz_tensor t = {CLNZ_U8, 2, shape, NULL}, scalar = {CLNZ_U8, 0, NULL, NULL};
+    clnz_result res;
+    clnz_array offs;
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    assert_int_equal(clnz_nonzero_batched(ctx, &scalar, data, &o, &res, &offs),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "batch"));
+    o.layout = CLNZ_LAYOUT_FLAT;
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_nonzero_options_init(&o);
+    o.has_size = 1;
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_nonzero_options_init(&o);
+    o.width = 2;
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+                     CLNZ_ERROR_INVALID_WIDTH);
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, NULL, &offs),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    tu_seed("test_batched");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_launch_shape),
+        cmocka_unit_test(test_strided_and_predicates),
+        cmocka_unit_test(test_enqueue_and_capacity),
+        cmocka_unit_test(test_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
