@@ -12,12 +12,13 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
           host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
           host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
-          host/chunked.c host/batched.c
+          host/chunked.c host/batched.c host/channels.c
 CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c host/cli_select.c
-KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl
+KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
+              kernels/image.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl
-TESTS = test_scan test_mask test_nonzero test_batched test_api test_select test_large test_cache test_tune
+TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune
 
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
@@ -95,6 +96,10 @@ check-kernels:
 	done; \
 	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	  -DSCAN_T=uint kernels/scan.cl; \
+	for o in "5 -DIMAGE_READ=0" "6 -DIMAGE_READ=1" "10 -DIMAGE_READ=2" "5 -DIMAGE_READ=2 -DUNORM_SCALE=255"; do \
+	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	    -DCLNZ_DTYPE=$$o kernels/image.cl; \
+	done; \
 	echo "check-kernels: every kernel file compiles alone as OpenCL C 1.2"
 
 # The C suites run against the kernel files themselves too (CLNZ_KERNEL_DIR),

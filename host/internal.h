@@ -262,6 +262,9 @@ clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
 clnz_status nz_enqueue_fill(chain *ch, const clnz_nonzero_options *opts, int width, cl_mem out,
                             uint64_t out_off, uint64_t capacity, cl_mem count_buf,
                             uint64_t count_off);
+/* A work-group size for kernels of one work-item per output: 64, or what
+ * the kernel allows. */
+clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local);
 /* Batched nonzero's CSR offsets: batches + 1 int64 at offsets_off
  * (elements), after nz_enqueue_count wrote the total to element
  * offsets_off + batches; items are p->t.n / batches elements each. */

@@ -210,7 +210,7 @@ clnz_status nz_enqueue_single(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl
 
 /* One work-item per output slot or item: 64 to a group, or what the
  * kernel allows. */
-static clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local)
+clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local)
 {
     size_t kmax = 0;
     cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,

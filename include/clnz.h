@@ -313,6 +313,64 @@ void clnz_result_free(clnz_result *res); /* frees indices; NULL is fine */
 clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
                          const clnz_nonzero_options *opts, clnz_result *res);
 
+/* ---- images ------------------------------------------------------ */
+typedef enum {
+    CLNZ_CHANNELS_ANY = 0, /* a pixel is selected when the predicate holds on any channel */
+    CLNZ_CHANNELS_ALL      /* ... on every channel (a pixel of no channels: always) */
+} clnz_channel_rule;
+
+/* An image in memory: rows row_pitch bytes apart (a multiple of the dtype's
+ * size; 0: packed rows of x + width pixels), pixels of `channels`
+ * interleaved values, and the region of interest, in pixels. */
+typedef struct {
+    clnz_dtype dtype;
+    int channels;
+    size_t row_pitch;
+    size_t x, y, width, height;
+} clnz_image_desc;
+
+/* The region of interest as a tensor every call takes: (height, width) for
+ * one channel, (height, width, channels) for more, rows row_pitch apart.
+ * *offset gets the byte offset of the region's first pixel from the
+ * image's first byte: pass it as in_offset, or add it to a host pointer.
+ * shape and strides need room for 3 values; *t points into them.
+ * Coordinates then count from the region's corner. */
+clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_tensor *t,
+                            int64_t *shape, int64_t *strides, size_t *offset);
+
+/* nonzero over pixels: the last dimension of `in` holds each pixel's
+ * channels (any strides), and a pixel is selected when opts->pred holds on
+ * any or all of them. The result has the coordinates of the other rank - 1
+ * dimensions, as clnz_nonzero writes them. The enqueue call keeps a
+ * pixel-sized byte mask on the device between its two stages. */
+clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *in,
+                                          cl_mem in_buf, size_t in_offset,
+                                          clnz_channel_rule rule,
+                                          const clnz_nonzero_options *opts, cl_mem out_buf,
+                                          size_t out_offset, uint64_t capacity,
+                                          cl_mem count_buf, size_t count_offset,
+                                          cl_uint num_events, const cl_event *wait_list,
+                                          cl_event *out_event);
+clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                                  clnz_channel_rule rule, const clnz_nonzero_options *opts,
+                                  clnz_result *res);
+
+/* nonzero over a region of an OpenCL image (image2d_t; the device must
+ * support images): origin and region in pixels (NULL: the whole image),
+ * coordinates (row, column) from the region's corner, or (x, y) with
+ * CLNZ_ORDER_XY. Channel orders R, RG, RGBA, BGRA, ARGB, INTENSITY and
+ * LUMINANCE; channel types (UN)SIGNED_INT8/16/32, UNORM_INT8/16 (compared
+ * as the integers they store), HALF_FLOAT and FLOAT (compared as float). */
+clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const size_t *origin,
+                                         const size_t *region, clnz_channel_rule rule,
+                                         const clnz_nonzero_options *opts, cl_mem out_buf,
+                                         size_t out_offset, uint64_t capacity, cl_mem count_buf,
+                                         size_t count_offset, cl_uint num_events,
+                                         const cl_event *wait_list, cl_event *out_event);
+clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *origin,
+                                 const size_t *region, clnz_channel_rule rule,
+                                 const clnz_nonzero_options *opts, clnz_result *res);
+
 /* ---- count, mask, scan ------------------------------------------- */
 clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                size_t in_offset, const clnz_predicate *pred, cl_mem count_buf,

@@ -27,3 +27,26 @@ __kernel void mask_write(__global const bits_t *in, long in_off, ulong n, int ra
             walker_next(&w, rank, meta, !contiguous);
     }
 }
+
+/* One byte per pixel: the predicate on each channel of the pixel (the last
+ * dimension: `channels` values `cstride` elements apart), combined by the
+ * rule (all != 0: every channel; else any channel). The pixels are the
+ * elements of the leading dimensions (rank and meta describe them), in C
+ * order. One work-item per pixel: the channels are few. */
+__kernel void channel_mask(__global const bits_t *in, long in_off, ulong pixels, int rank,
+                           __global const long *meta, long channels, long cstride, ekey_t lo,
+                           ekey_t hi, uint invert, int all, __global uchar *mask)
+{
+    ulong p = get_global_id(0);
+    if (p >= pixels)
+        return;
+    walker w;
+    walker_init(&w, p, rank, meta, 1);
+    uint any = 0, every = 1;
+    for (long k = 0; k < channels; ++k) {
+        uint s = elem_selected(in[in_off + w.off + k * cstride], lo, hi, invert);
+        any |= s;
+        every &= s;
+    }
+    mask[p] = (uchar)(all ? every : any);
+}

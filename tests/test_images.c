@@ -1,0 +1,318 @@
+/* test_images.c: nonzero over images against references written here: a
+ * region of interest in pitched memory (clnz_image_view), channel rules on
+ * multi-channel pixels (every launch shape, predicates, strided channels,
+ * the device-resident call), OpenCL image2d objects of several formats with
+ * a region, order xy, and the errors. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Compares res (rows, int64) with the (row, col) pairs of the selected
+ * pixels of a height x width grid sel[] (xy: (col, row)). */
+static void expect_pixels(const clnz_result *res, const uint8_t *sel, int64_t height,
+                          int64_t width, int xy)
+{
+    int64_t z = 0;
+    const int64_t *got = res->indices;
+    for (int64_t r = 0; r < height; ++r)
+        for (int64_t c = 0; c < width; ++c) {
+            if (!sel[r * width + c])
+                continue;
+            if (z >= res->count)
+                fail_msg("fewer entries than selected pixels (%lld)", (long long)res->count);
+            int64_t a = xy ? c : r, b = xy ? r : c;
+            if (got[2 * z] != a || got[2 * z + 1] != b)
+                fail_msg("entry %lld: got (%lld, %lld) want (%lld, %lld)", (long long)z,
+                         (long long)got[2 * z], (long long)got[2 * z + 1], (long long)a,
+                         (long long)b);
+            ++z;
+        }
+    assert_int_equal(res->count, z);
+}
+
+/* A u16 image of 1 channel, rows padded to a pitch, and a region inside. */
+static void test_region_of_interest_in_pitched_rows(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    const size_t full_w = 301, full_h = 67, pitch = 640; /* bytes; 602 used */
+    uint16_t *img = malloc(pitch * full_h);
+    tu_fill(CLNZ_U16, img, pitch * full_h / 2, 0.3);
+    clnz_image_desc d = {CLNZ_U16, 1, pitch, 17, 5, 250, 51};
+    clnz_tensor t;
+    int64_t shape[3], strides[3];
+    size_t off;
+    TU_CHECK(ctx, clnz_image_view(ctx, &d, &t, shape, strides, &off));
+    assert_int_equal(t.rank, 2);
+    uint8_t *sel = malloc(d.width * d.height);
+    for (size_t r = 0; r < d.height; ++r)
+        for (size_t c = 0; c < d.width; ++c)
+            sel[r * d.width + c] = img[(d.y + r) * (pitch / 2) + d.x + c] != 0;
+    for (int xy = 0; xy < 2; ++xy) {
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.order = xy ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+        clnz_result res;
+        TU_CHECK(ctx, clnz_nonzero(ctx, &t, (const char *)img + off, &o, &res));
+        expect_pixels(&res, sel, (int64_t)d.height, (int64_t)d.width, xy);
+        clnz_result_free(&res);
+        /* the same through a device buffer holding the whole image */
+        cl_mem in = tu_buffer(pitch * full_h, img);
+        cl_mem out = tu_buffer(d.width * d.height * 16, NULL), cnt = tu_buffer(8, NULL);
+        TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, off, &o, out, 0, d.width * d.height, cnt,
+                                           0, 0, NULL, NULL));
+        uint64_t z;
+        tu_read(cnt, 0, 8, &z);
+        res.count = (int64_t)z;
+        res.indices = malloc(z * 16 + 1);
+        tu_read(out, 0, z * 16, res.indices);
+        expect_pixels(&res, sel, (int64_t)d.height, (int64_t)d.width, xy);
+        clnz_result_free(&res);
+        clReleaseMemObject(in);
+        clReleaseMemObject(out);
+        clReleaseMemObject(cnt);
+    }
+    (void)full_w;
+    /* rows shorter than the region, a pitch that splits an element */
+    d.row_pitch = 100;
+    assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "shorter"));
+    d.row_pitch = 641;
+    assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    d.row_pitch = 640, d.channels = 0;
+    assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    free(sel);
+    free(img);
+}
+
+/* 3-channel u8 pixels of a pitched region, any and all, with a predicate,
+ * through every launch shape; then 4 f32 channels of a transposed view. */
+static void test_channel_rules(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    const size_t pitch = 3 * 130 + 7;
+    uint8_t *img = malloc(pitch * 90);
+    for (size_t i = 0; i < pitch * 90; ++i)
+        img[i] = tu_rand() % 4 ? 0 : (uint8_t)(tu_rand() % 256);
+    clnz_image_desc d = {CLNZ_U8, 3, pitch, 3, 2, 120, 80};
+    clnz_tensor t;
+    int64_t shape[3], strides[3];
+    size_t off;
+    TU_CHECK(ctx, clnz_image_view(ctx, &d, &t, shape, strides, &off));
+    assert_int_equal(t.rank, 3);
+    clnz_predicate preds[2] = {clnz_pred_nonzero(), clnz_pred_int(CLNZ_OP_GT, 40)};
+    uint8_t *sel = malloc(120 * 80);
+    for (int l = 0; l < tu_n_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+        for (int rule = 0; rule < 2; ++rule) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.pred = preds[l % 2];
+            for (size_t r = 0; r < 80; ++r)
+                for (size_t c = 0; c < 120; ++c) {
+                    const uint8_t *px = img + (2 + r) * pitch + (3 + c) * 3;
+                    int any = 0, all = 1;
+                    for (int k = 0; k < 3; ++k) {
+                        int s = l % 2 ? px[k] > 40 : px[k] != 0;
+                        any |= s, all &= s;
+                    }
+                    sel[r * 120 + c] = (uint8_t)(rule ? all : any);
+                }
+            clnz_result res;
+            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, img + off, (clnz_channel_rule)rule, &o,
+                                                &res));
+            expect_pixels(&res, sel, 80, 120, 0);
+            clnz_result_free(&res);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+
+    /* (H, W, C) = (40, 30, 4) f32 as a transposed (Fortran-order) view */
+    int64_t fshape[3] = {40, 30, 4}, fstrides[3] = {1, 40, 40 * 30};
+    float *f = malloc(40 * 30 * 4 * 4);
+    tu_fill(CLNZ_F32, f, 40 * 30 * 4, 0.6);
+    clnz_tensor ft = {CLNZ_F32, 3, fshape, fstrides};
+    clnz_predicate nonzero = clnz_pred_nonzero();
+    uint8_t fsel[40 * 30];
+    for (int r = 0; r < 40; ++r)
+        for (int c = 0; c < 30; ++c) {
+            int all = 1;
+            for (int k = 0; k < 4; ++k)
+                all &= tu_ref_selected(CLNZ_F32, f + r + 40 * c + 1200 * k, &nonzero);
+            fsel[r * 30 + c] = (uint8_t)all;
+        }
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    cl_mem in = tu_buffer(40 * 30 * 16, f);
+    cl_mem out = tu_buffer(40 * 30 * 16, NULL), cnt = tu_buffer(8, NULL);
+    TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &ft, in, 0, CLNZ_CHANNELS_ALL, &o, out, 0,
+                                                1200, cnt, 0, 0, NULL, NULL));
+    uint64_t z;
+    tu_read(cnt, 0, 8, &z);
+    clnz_result res = {0};
+    res.count = (int64_t)z;
+    res.indices = malloc(z * 16 + 1);
+    tu_read(out, 0, z * 16, res.indices);
+    expect_pixels(&res, fsel, 40, 30, 0);
+    clnz_result_free(&res);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+    /* a rank-0 input has no channel dimension */
+    clnz_tensor scalar = {CLNZ_F32, 0, NULL, NULL};
+    assert_int_equal(clnz_nonzero_channels(ctx, &scalar, f, CLNZ_CHANNELS_ANY, &o, &res),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    free(f);
+    free(sel);
+    free(img);
+}
+
+/* Whether the device can hold images of this format (OpenCL 1.2 requires
+ * RGBA of every type used here; R and A are optional). */
+static int format_supported(cl_channel_order order, cl_channel_type type)
+{
+    cl_image_format fmts[256];
+    cl_uint n = 0;
+    clGetSupportedImageFormats(clnz_context_cl_context(tu_context()), CL_MEM_READ_ONLY,
+                               CL_MEM_OBJECT_IMAGE2D, 256, fmts, &n);
+    for (cl_uint i = 0; i < n && i < 256; ++i)
+        if (fmts[i].image_channel_order == order && fmts[i].image_channel_data_type == type)
+            return 1;
+    return 0;
+}
+
+/* An image object of the given format, filled with `bytes`. */
+static cl_mem make_image(cl_channel_order order, cl_channel_type type, size_t w, size_t h,
+                         const void *bytes)
+{
+    cl_image_format fmt = {order, type};
+    cl_image_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = w, desc.image_height = h;
+    cl_int e;
+    cl_mem m = clCreateImage(clnz_context_cl_context(tu_context()),
+                             CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc,
+                             (void *)bytes, &e);
+    if (e)
+        fail_msg("clCreateImage(order 0x%x, type 0x%x): %d", order, type, e);
+    return m;
+}
+
+static void test_image2d_objects(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_bool support = CL_FALSE;
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_IMAGE_SUPPORT, sizeof support, &support,
+                    NULL);
+    if (!support)
+        skip();
+    const size_t w = 77, h = 45, origin[2] = {5, 3}, region[2] = {60, 40};
+    /* RGBA UNORM_INT8 with a predicate on the stored integers */
+    uint8_t *rgba = malloc(w * h * 4);
+    for (size_t i = 0; i < w * h * 4; ++i)
+        rgba[i] = tu_rand() % 3 ? 0 : (uint8_t)(tu_rand() % 256);
+    /* R FLOAT */
+    float *r32 = malloc(w * h * 4);
+    tu_fill(CLNZ_F32, r32, w * h, 0.4);
+    /* RGBA SIGNED_INT16 */
+    int16_t *rg = malloc(w * h * 8);
+    tu_fill(CLNZ_I16, rg, w * h * 4, 0.3);
+    uint8_t *sel = malloc(region[0] * region[1]);
+    for (int fmt = 0; fmt < 3; ++fmt)
+        for (int rule = 0; rule < 2 && (fmt != 1 || format_supported(CL_R, CL_FLOAT)); ++rule) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.order = rule ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+            if (fmt == 0)
+                o.pred = clnz_pred_int(CLNZ_OP_GE, 100);
+            cl_mem img = fmt == 0   ? make_image(CL_RGBA, CL_UNORM_INT8, w, h, rgba)
+                         : fmt == 1 ? make_image(CL_R, CL_FLOAT, w, h, r32)
+                                    : make_image(CL_RGBA, CL_SIGNED_INT16, w, h, rg);
+            clnz_predicate nonzero = clnz_pred_nonzero();
+            for (size_t y = 0; y < region[1]; ++y)
+                for (size_t x = 0; x < region[0]; ++x) {
+                    size_t px = (origin[1] + y) * w + origin[0] + x;
+                    int any = 0, all = 1, n = fmt == 1 ? 1 : 4;
+                    for (int k = 0; k < n; ++k) {
+                        int s = fmt == 0   ? rgba[px * 4 + k] >= 100
+                                : fmt == 1 ? tu_ref_selected(CLNZ_F32, r32 + px, &nonzero)
+                                           : rg[px * 4 + k] != 0;
+                        any |= s, all &= s;
+                    }
+                    sel[y * region[0] + x] = (uint8_t)(rule ? all : any);
+                }
+            clnz_result res;
+            TU_CHECK(ctx, clnz_image2d_nonzero(ctx, img, origin, region,
+                                               (clnz_channel_rule)rule, &o, &res));
+            expect_pixels(&res, sel, (int64_t)region[1], (int64_t)region[0], rule);
+            int64_t z = res.count;
+            clnz_result_free(&res);
+            /* device-resident, into a buffer */
+            cl_mem out = tu_buffer(region[0] * region[1] * 16, NULL), cnt = tu_buffer(8, NULL);
+            TU_CHECK(ctx, clnz_image2d_nonzero_enqueue(ctx, img, origin, region,
+                                                       (clnz_channel_rule)rule, &o, out, 0,
+                                                       region[0] * region[1], cnt, 0, 0, NULL,
+                                                       NULL));
+            uint64_t dz;
+            tu_read(cnt, 0, 8, &dz);
+            assert_int_equal(dz, z);
+            res.count = z;
+            res.indices = malloc(dz * 16 + 1);
+            tu_read(out, 0, dz * 16, res.indices);
+            expect_pixels(&res, sel, (int64_t)region[1], (int64_t)region[0], rule);
+            clnz_result_free(&res);
+            clReleaseMemObject(out);
+            clReleaseMemObject(cnt);
+            clReleaseMemObject(img);
+        }
+    /* errors: a region outside the image, an order clnz does not read */
+    cl_mem img = make_image(CL_RGBA, CL_UNORM_INT8, w, h, rgba);
+    size_t too_far[2] = {73, 40}; /* 5 + 73 > 77 */
+    clnz_result res;
+    assert_int_equal(clnz_image2d_nonzero(ctx, img, origin, too_far, CLNZ_CHANNELS_ANY, NULL,
+                                          &res),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "outside"));
+    clReleaseMemObject(img);
+    if (format_supported(CL_A, CL_UNORM_INT8)) {
+        img = make_image(CL_A, CL_UNORM_INT8, w, h, rgba);
+        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
+                                              &res),
+                         CLNZ_ERROR_UNSUPPORTED_DTYPE);
+        clReleaseMemObject(img);
+    }
+    if (format_supported(CL_RGBA, CL_SNORM_INT8)) { /* a type clnz does not read */
+        img = make_image(CL_RGBA, CL_SNORM_INT8, w, h, rgba);
+        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
+                                              &res),
+                         CLNZ_ERROR_UNSUPPORTED_DTYPE);
+        assert_non_null(strstr(clnz_context_message(ctx), "channel type"));
+        clReleaseMemObject(img);
+    }
+    assert_int_equal(clnz_image2d_nonzero(ctx, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    free(sel);
+    free(rgba);
+    free(r32);
+    free(rg);
+}
+
+int main(void)
+{
+    tu_seed("test_images");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_region_of_interest_in_pitched_rows),
+        cmocka_unit_test(test_channel_rules),
+        cmocka_unit_test(test_image2d_objects),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
