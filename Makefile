@@ -13,7 +13,7 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
           host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
           host/chunked.c host/batched.c host/channels.c
-CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c host/cli_select.c
+CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c host/cli_select.c host/cli_image.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
               kernels/image.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
@@ -23,6 +23,8 @@ TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_
 LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
 TEST_BIN = $(TESTS:%=build/%)
+PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
+          tests/test_cli_batch.py tests/test_cli_image.py
 
 .PHONY: all run test check-kernels deps clean bench bench-tools
 all: build/libclnz.so build/libclnz.a build/clnz
@@ -47,7 +49,7 @@ build/libclnz.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libclnz.so.0 -o $@ $^ $(LDLIBS)
 
 build/clnz: $(CLI_OBJ) build/libclnz.a
-	$(CC) -o $@ $(CLI_OBJ) build/libclnz.a $(LDLIBS)
+	$(CC) -o $@ $(CLI_OBJ) build/libclnz.a -lpng $(LDLIBS)
 
 build/obj/tests/%.o: tests/%.c tests/testutil.h include/clnz.h
 	@mkdir -p build/obj/tests
@@ -110,7 +112,7 @@ test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels build/test_api
 	@echo "== command-line tests against numpy"
-	$(PYTHON) -m pytest -q tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py tests/test_cli_batch.py
+	$(PYTHON) -m pytest -q $(PYTESTS)
 
 clean:
 	rm -rf build

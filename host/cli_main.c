@@ -18,7 +18,9 @@
 static const char usage_main[] =
     "usage: clnz COMMAND [ARGS]\n"
     "\n"
-    "Find nonzero elements of .npy arrays on an OpenCL device.\n"
+    "Find nonzero elements of arrays and images on an OpenCL device. Inputs are .npy\n"
+    "files, or PNG, PGM (P5) and PPM (P6) images: (H, W) for gray, (H, W, C) for colour,\n"
+    "u8 or u16 (16-bit samples); outputs are .npy.\n"
     "\n"
     "commands:\n"
     "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
@@ -39,10 +41,11 @@ static const char usage_nonzero[] =
     "usage: clnz nonzero INPUT -o OUTPUT.npy [--layout rows|columns|flat]\n"
     "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
     "                    [--order rc|xy] [--batch --offsets-out OFFSETS.npy]\n"
+    "                    [--channels any|all]\n"
     "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
     "\n"
-    "Writes the C-order coordinates of the elements of INPUT (.npy) that are nonzero, or\n"
-    "that satisfy --pred, to OUTPUT.npy.\n"
+    "Writes the C-order coordinates of the elements of INPUT (.npy or image) that are\n"
+    "nonzero, or that satisfy --pred, to OUTPUT.npy.\n"
     "\n"
     "  --layout rows      (z, N) array, one row per element (torch.nonzero, np.argwhere)\n"
     "  --layout columns   (N, z) array, one row per dimension (np.nonzero stacked)\n"
@@ -57,6 +60,9 @@ static const char usage_nonzero[] =
     "                     columns before dimension 0 are zeros (default: the rank)\n"
     "  --size S           exactly S entries: the first min(z, S) real, the rest --fill\n"
     "  --fill V           the padding value for --size (default -1)\n"
+    "  --channels any|all the last dimension holds channels (an H x W x C image): a\n"
+    "                     pixel is selected when --pred holds on any / all of them,\n"
+    "                     and OUTPUT has the coordinates of the other dimensions\n"
     "  --count-out FILE   also write the true count z as a 0-d int64 .npy\n"
     "  --batch            dimension 0 is a batch: OUTPUT gets each item's coordinates\n"
     "                     (rank-1 of them), item after item, and --offsets-out FILE the\n"
@@ -64,10 +70,10 @@ static const char usage_nonzero[] =
     "  --device P:D       use platform P, device D (see 'clnz devices')\n";
 
 static const char usage_count[] =
-    "usage: clnz count INPUT [--pred OP:VALUE] [--device P:D]\n"
+    "usage: clnz count INPUT [--pred OP:VALUE] [--channels any|all] [--device P:D]\n"
     "\n"
-    "Prints the number of elements of INPUT (.npy) that are nonzero, or that satisfy\n"
-    "--pred, as one decimal line.\n";
+    "Prints the number of elements of INPUT that are nonzero, or that satisfy --pred,\n"
+    "as one decimal line; with --channels, the number of such pixels (see nonzero).\n";
 
 static const char usage_devices[] =
     "usage: clnz devices\n"
@@ -203,14 +209,15 @@ int cli_parse_pred(const char *s, clnz_predicate *p)
 typedef struct {
     const char *input, *output, *count_out, *offsets_out, *device;
     int batch;
+    int channels; /* --channels: 1 + the rule */
     clnz_nonzero_options opts;
 } cli_args;
 
 /* Options that take a value, as "--name VALUE" or "--name=VALUE". */
-static const char *const option_names[] = {"--pred", "--device", "-o",     "--output",
+static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
                                            "--count-out", "--layout", "--index", "--width",
                                            "--size", "--fill", "--order", "--offsets-out"};
-enum { N_COUNT_OPTIONS = 2 }; /* count takes the first two only */
+enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
 
 static int find_option(const char *arg, int is_nonzero, const char **inline_value)
 {
@@ -234,6 +241,13 @@ static int set_option(const char *name, const char *v, cli_args *a)
             return fail(EXIT_USAGE, "%s", why);
     } else if (strcmp(name, "--device") == 0) {
         a->device = v;
+    } else if (strcmp(name, "--channels") == 0) {
+        if (strcmp(v, "any") == 0)
+            a->channels = 1 + CLNZ_CHANNELS_ANY;
+        else if (strcmp(v, "all") == 0)
+            a->channels = 1 + CLNZ_CHANNELS_ALL;
+        else
+            return fail(EXIT_USAGE, "--channels '%s': use any or all", v);
     } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
         a->output = v;
     } else if (strcmp(name, "--count-out") == 0) {
@@ -316,6 +330,8 @@ static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
         return fail(EXIT_USAGE, "missing INPUT (see clnz %s --help)", cmd);
     if (is_nonzero && !a->output)
         return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
+    if (a->batch && a->channels)
+        return fail(EXIT_USAGE, "--batch and --channels do not go together");
     if (a->batch != (a->offsets_out != NULL))
         return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
                                          : "--offsets-out needs --batch");
@@ -355,7 +371,7 @@ static int start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *
     if (rc)
         return rc;
     char err[512];
-    if (npy_read(a->input, arr, err, sizeof err))
+    if (array_read(a->input, arr, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
     rc = open_context(a->device, ctx);
     if (rc)
@@ -377,8 +393,11 @@ static int cmd_nonzero(int argc, char **argv)
     clnz_array offsets = {0};
     npy_pending off = {0};
     clnz_tensor t = npy_tensor(&arr);
-    clnz_status st = a.batch ? clnz_nonzero_batched(ctx, &t, arr.data, &a.opts, &res, &offsets)
-                             : clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
+    clnz_status st =
+        a.batch      ? clnz_nonzero_batched(ctx, &t, arr.data, &a.opts, &res, &offsets)
+        : a.channels ? clnz_nonzero_channels(ctx, &t, arr.data,
+                                             (clnz_channel_rule)(a.channels - 1), &a.opts, &res)
+                     : clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
     if (st) {
         rc = lib_fail(ctx, st, a.input);
         goto done;
@@ -416,7 +435,17 @@ static int cmd_count(int argc, char **argv)
         return rc;
     clnz_tensor t = npy_tensor(&arr);
     int64_t count = 0;
-    clnz_status st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
+    clnz_status st;
+    if (a.channels) { /* pixels: the count of their flat nonzero */
+        clnz_result res;
+        a.opts.layout = CLNZ_LAYOUT_FLAT;
+        st = clnz_nonzero_channels(ctx, &t, arr.data, (clnz_channel_rule)(a.channels - 1),
+                                   &a.opts, &res);
+        count = res.count;
+        clnz_result_free(&res);
+    } else {
+        st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
+    }
     if (st)
         rc = lib_fail(ctx, st, a.input);
     else

@@ -23,6 +23,9 @@ typedef struct {
 /* Reads path into arr. On failure returns -1 with a one-line reason in err. */
 int npy_read(const char *path, npy_array *arr, char *err, size_t err_size);
 void npy_free(npy_array *arr);
+/* Any input of the clnz command: a PNG, PGM or PPM image (cli_image.c) by
+ * its first bytes, else a .npy. */
+int array_read(const char *path, npy_array *arr, char *err, size_t err_size);
 /* The array as the library sees it (pointers into arr: valid while it is). */
 clnz_tensor npy_tensor(const npy_array *arr);
 

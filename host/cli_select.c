@@ -9,7 +9,7 @@
 static const char usage_select[] =
     "usage: clnz select X -o OUTPUT.npy [--mask M] [--pred OP:VALUE] [--device P:D]\n"
     "\n"
-    "Writes the values of X (.npy) at the selected positions, in C order, as a 1-D\n"
+    "Writes the values of X (.npy or image) at the selected positions, in C order, as a 1-D\n"
     "array of X's dtype (numpy: X[M != 0], np.extract; torch.masked_select).\n"
     "\n"
     "  --mask M          a .npy of X's shape, any dtype: the positions where M is\n"
@@ -135,9 +135,9 @@ int cmd_select(int argc, char **argv)
     char err[512];
     npy_array x, m;
     memset(&m, 0, sizeof m);
-    if (npy_read(a.positional[0], &x, err, sizeof err))
+    if (array_read(a.positional[0], &x, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
-    if (a.mask && npy_read(a.mask, &m, err, sizeof err)) {
+    if (a.mask && array_read(a.mask, &m, err, sizeof err)) {
         npy_free(&x);
         return fail(EXIT_FAIL, "%s", err);
     }
@@ -174,7 +174,7 @@ static int operand_of(const char *text, const char *name, npy_array *arr, clnz_t
         return EXIT_OK;
     }
     char err[512];
-    if (npy_read(text, arr, err, sizeof err))
+    if (array_read(text, arr, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
     *is_array = 1;
     *t = npy_tensor(arr);
@@ -195,7 +195,7 @@ int cmd_where(int argc, char **argv)
     clnz_tensor ct, xt, yt;
     clnz_operand xo, yo;
     int x_arr = 0, y_arr = 0;
-    if (npy_read(a.positional[0], &c, err, sizeof err))
+    if (array_read(a.positional[0], &c, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
     ct = npy_tensor(&c);
     rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr);
