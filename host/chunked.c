@@ -161,6 +161,8 @@ typedef struct {
 
 static clnz_status accum_add(clnz_context *ctx, accum *acc, const void *src, size_t bytes)
 {
+    if (bytes == 0)
+        return CLNZ_SUCCESS;
     if (bytes > acc->cap - acc->used) {
         size_t cap = acc->cap ? acc->cap : 4096;
         while (cap - acc->used < bytes)
@@ -240,8 +242,8 @@ static clnz_status rows_to_result(clnz_context *ctx, const tensor_info *t, const
         cstr[d] = s;
         s *= t->shape[d];
     }
-    const int64_t *row = (const int64_t *)rows->data;
-    for (uint64_t k = 0; k < entries; ++k, row += rank) {
+    for (uint64_t k = 0; k < entries; ++k) {
+        const int64_t *row = k < z ? (const int64_t *)rows->data + k * (uint64_t)rank : NULL;
         for (int j = 0; j < per_entry; ++j) {
             int64_t v = o->fill;
             if (k < z && o->layout == CLNZ_LAYOUT_FLAT) {
