@@ -2,8 +2,10 @@
 #   make          library (build/libclnz.so, build/libclnz.a) and build/clnz
 #   make run      install what is missing, build, find the nonzeros of a sample
 #   make test     build and run the whole test suite on the default device (PoCL in CI)
+#   make test-asan the same suite built with ASan, UBSan and LSan, in build/asan
 CC ?= cc
 PYTHON ?= /usr/bin/python3
+B ?= build
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPIC -Iinclude -Ihost
 LDLIBS = -lOpenCL -lm
@@ -20,58 +22,58 @@ KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpo
              kernels/chunk.cl kernels/value.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune
 
-LIB_OBJ = $(LIB_SRC:host/%.c=build/obj/%.o) build/obj/kernels_src.o
-CLI_OBJ = $(CLI_SRC:host/%.c=build/obj/%.o)
-TEST_BIN = $(TESTS:%=build/%)
+LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
+CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
+TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py
 
-.PHONY: all run test check-kernels deps clean bench bench-tools
-all: build/libclnz.so build/libclnz.a build/clnz
+.PHONY: all run test test-asan check-kernels deps clean bench bench-tools
+all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
-build/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
-	@mkdir -p build/obj
+$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
+	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
-build/kernels_src.c: $(KERNEL_ALL) scripts/embed-kernels
+$(B)/kernels_src.c: $(KERNEL_ALL) scripts/embed-kernels
 	@mkdir -p build
 	scripts/embed-kernels $@ $(KERNEL_MAIN)
 
-build/obj/kernels_src.o: build/kernels_src.c
-	@mkdir -p build/obj
+$(B)/obj/kernels_src.o: $(B)/kernels_src.c
+	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
-build/libclnz.a: $(LIB_OBJ)
+$(B)/libclnz.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-build/libclnz.so: $(LIB_OBJ)
+$(B)/libclnz.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libclnz.so.0 -o $@ $^ $(LDLIBS)
 
-build/clnz: $(CLI_OBJ) build/libclnz.a
-	$(CC) -o $@ $(CLI_OBJ) build/libclnz.a -lpng $(LDLIBS)
+$(B)/clnz: $(CLI_OBJ) $(B)/libclnz.a
+	$(CC) -o $@ $(CLI_OBJ) $(B)/libclnz.a -lpng $(LDLIBS)
 
-build/obj/tests/%.o: tests/%.c tests/testutil.h include/clnz.h
-	@mkdir -p build/obj/tests
+$(B)/obj/tests/%.o: tests/%.c tests/testutil.h include/clnz.h
+	@mkdir -p $(B)/obj/tests
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 
-build/obj/tests/testutil.o: tests/testutil.c tests/testutil.h include/clnz.h
-	@mkdir -p build/obj/tests
+$(B)/obj/tests/testutil.o: tests/testutil.c tests/testutil.h include/clnz.h
+	@mkdir -p $(B)/obj/tests
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 
-build/test_%: build/obj/tests/test_%.o build/obj/tests/testutil.o build/libclnz.a
+$(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
 
 deps:
 	scripts/deps
 
 # The benchmark's helpers (scripts/bench builds them itself through this).
-bench-tools: build/bench_clnz build/membw
+bench-tools: $(B)/bench_clnz $(B)/membw
 
-build/bench_clnz: scripts/bench_clnz.c build/obj/cli_npy.o build/libclnz.a
-	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c build/obj/cli_npy.o build/libclnz.a $(LDLIBS)
+$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/cli_npy.o $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/cli_npy.o $(B)/libclnz.a $(LDLIBS)
 
-build/membw: scripts/membw.c
+$(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
 
 bench: all bench-tools
@@ -108,11 +110,24 @@ check-kernels:
 # so a kernel that only compiles once embedded cannot slip through.
 # The suites keep their tuning and program caches in build/, not in ~/.cache.
 test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
+test: export CLNZ = $(CURDIR)/$(B)/clnz
 test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
-	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels build/test_api
+	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
 	@echo "== command-line tests against numpy"
 	$(PYTHON) -m pytest -q $(PYTESTS)
+
+# The whole suite again, host code built with AddressSanitizer,
+# UndefinedBehaviorSanitizer (every report fatal) and LeakSanitizer, in
+# build/asan (sharing build/cache: compiled programs do not depend on how
+# the host code was built). tests/lsan.supp names the leaks that are
+# PoCL's own; full stacks (fast_unwind_on_malloc=0) so that it can.
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0
+test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+test-asan: export UBSAN_OPTIONS = print_stacktrace=1
+test-asan:
+	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" test
 
 clean:
 	rm -rf build
