@@ -20,7 +20,8 @@ KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.
               kernels/image.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl
-TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune
+TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
+        test_faults
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
@@ -63,6 +64,13 @@ $(B)/obj/tests/testutil.o: tests/testutil.c tests/testutil.h include/clnz.h
 
 $(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The fault-injection suite intercepts these calls inside the static library.
+FAULT_WRAP = clCreateBuffer clCreateKernel clEnqueueMapBuffer clEnqueueNDRangeKernel \
+             clEnqueueReadBuffer clEnqueueFillBuffer clBuildProgram \
+             malloc calloc realloc posix_memalign
+$(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
+	$(CC) -o $@ $^ $(FAULT_WRAP:%=-Wl,--wrap=%) -lcmocka $(LDLIBS)
 
 deps:
 	scripts/deps
