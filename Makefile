@@ -29,7 +29,7 @@ TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py
 
-.PHONY: all run test test-asan check-kernels deps clean bench bench-tools
+.PHONY: all run test test-asan fuzz check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
 $(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
@@ -122,20 +122,51 @@ test: export CLNZ = $(CURDIR)/$(B)/clnz
 test: all $(TEST_BIN) check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
-	@echo "== command-line tests against numpy"
-	$(PYTHON) -m pytest -q $(PYTESTS)
+	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
+	  $(PYTHON) -m pytest -q $(PYTESTS); fi
 
 # The whole suite again, host code built with AddressSanitizer,
 # UndefinedBehaviorSanitizer (every report fatal) and LeakSanitizer, in
 # build/asan (sharing build/cache: compiled programs do not depend on how
 # the host code was built). tests/lsan.supp names the leaks that are
 # PoCL's own; full stacks (fast_unwind_on_malloc=0) so that it can.
+# PYTESTS=... picks command-line test files (CI: the image readers').
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0
 test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
 	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" test
+
+# libFuzzer targets for the parsers of untrusted bytes (clang, with ASan and
+# UBSan), built from the sources; seeds in tests/fuzz/<name>/. New inputs go
+# to build/fuzz/corpus-<name>, a crash to build/fuzz/crash-*.
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+             -std=gnu11 -Iinclude -Ihost
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS = fuzz_array fuzz_cache
+
+$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/cli_image.c host/cli_npy.c $(LIB_SRC) \
+                      $(B)/kernels_src.c
+	@mkdir -p $(B)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lpng $(LDLIBS)
+
+$(B)/fuzz/fuzz_cache: tests/fuzz/fuzz_cache.c $(LIB_SRC) $(B)/kernels_src.c
+	@mkdir -p $(B)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(B)/fuzz/corpus-$$t; \
+	  echo "== $$t, $(FUZZ_SECONDS) s"; \
+	  if ! $(B)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	       -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus-$$t tests/fuzz/$${t#fuzz_} \
+	       > $(B)/fuzz/$$t.log 2>&1; then \
+	    tail -40 $(B)/fuzz/$$t.log; exit 1; \
+	  fi; \
+	  grep -E "stat::number_of_executed_units|stat::new_units_added" $(B)/fuzz/$$t.log; \
+	done
 
 clean:
 	rm -rf build

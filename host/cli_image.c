@@ -200,5 +200,12 @@ int array_read(const char *path, npy_array *a, char *err, size_t err_size)
         }
     }
     fclose(f);
-    return rc == 1 ? npy_read(path, a, err, err_size) : rc;
+    if (rc == 1)
+        rc = npy_read(path, a, err, err_size);
+    /* messages quote the file's own bytes (a dtype, a key, the path): keep
+     * them one printable line (found by fuzz_array) */
+    for (char *c = err; rc && *c; ++c)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return rc;
 }

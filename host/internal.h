@@ -113,6 +113,10 @@ void cache_sanitize(const char *in, char *out, size_t n);
  * when there is none or the driver rejects it. */
 cl_program program_cache_load(clnz_context *ctx, const char *key);
 void program_cache_store(clnz_context *ctx, const char *key, cl_program prog);
+/* The binary inside a cache file's bytes (NUL-terminated at data[size]),
+ * or NULL if they are not what they claim; for the fuzzer too. */
+const unsigned char *program_cache_parse(const char *data, size_t size, const char *key,
+                                         size_t *len);
 
 /* ---- tuning results on disk (tune_store.c) ---- */
 void ident_of_device(cl_device_id dev, device_ident *id);
@@ -121,6 +125,10 @@ void ident_of_device(cl_device_id dev, device_ident *id);
  * deleted (corrupt) or ignored (another device, driver or version). */
 clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
                                    clnz_launch launch[CLNZ_KERNEL_FAMILIES]);
+/* A tuning file's text (NUL-terminated at text[size]): 0 usable (l[] filled),
+ * 2 corrupt, 3 another device, driver or version's. For the fuzzer too. */
+int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
+                     size_t max_wg, clnz_launch *l);
 /* Just which source a device would get, for listings (no context). */
 clnz_launch_source tune_store_probe(const device_ident *id);
 /* Writes the device's file and its vendor-and-type file. */

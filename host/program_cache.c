@@ -27,7 +27,8 @@ static int cache_path(const clnz_context *ctx, const char *key, char *out, size_
 }
 
 /* The binary inside a cache file, or NULL if the file is not what it claims. */
-static const unsigned char *parse(const char *data, size_t size, const char *key, size_t *len)
+const unsigned char *program_cache_parse(const char *data, size_t size, const char *key,
+                                        size_t *len)
 {
     size_t klen = strlen(key), m = strlen(MAGIC);
     if (size < m + klen + 1 + 17 || memcmp(data, MAGIC, m) != 0)
@@ -61,7 +62,7 @@ cl_program program_cache_load(clnz_context *ctx, const char *key)
     if (!data)
         return NULL;
     size_t len = 0;
-    const unsigned char *bin = parse(data, size, key, &len);
+    const unsigned char *bin = program_cache_parse(data, size, key, &len);
     cl_program prog = NULL;
     if (bin) {
         cl_int e = CL_SUCCESS, bs = CL_SUCCESS;

@@ -86,14 +86,9 @@ static int field(const char *text, const char *key, char *out, size_t n)
     return 0;
 }
 
-/* vendor_only: the vendor file matches on vendor, type and version alone. */
-static file_state read_file(const char *path, const device_ident *id, int vendor_only,
-                            size_t max_wg, clnz_launch *l, int may_delete)
+int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
+                     size_t max_wg, clnz_launch *l)
 {
-    size_t size = 0;
-    char *text = cache_read_file(path, 64 * 1024, &size);
-    if (!text)
-        return FILE_MISSING;
     file_state st = FILE_CORRUPT;
     char *sum = strstr(text, "\nchecksum ");
     char hex[17];
@@ -135,6 +130,18 @@ static file_state read_file(const char *path, const device_ident *id, int vendor
             if (l[f].work_group_size > max_wg)
                 st = FILE_OTHER_KEY; /* another device's limits */
     }
+    return st;
+}
+
+/* vendor_only: the vendor file matches on vendor, type and version alone. */
+static file_state read_file(const char *path, const device_ident *id, int vendor_only,
+                            size_t max_wg, clnz_launch *l, int may_delete)
+{
+    size_t size = 0;
+    char *text = cache_read_file(path, 64 * 1024, &size);
+    if (!text)
+        return FILE_MISSING;
+    file_state st = (file_state)tune_store_parse(text, size, id, vendor_only, max_wg, l);
     free(text);
     if (st == FILE_CORRUPT && may_delete)
         unlink(path);

@@ -1,0 +1,33 @@
+/* fuzz_cache.c: libFuzzer target for the readers of clnz's own cache files,
+ * which another process, a full disk or a user may have left in any state:
+ * the tuning file (tune_store_parse, exact and vendor keys) and the
+ * program-binary file (program_cache_parse). They must accept only what
+ * they wrote and never read outside the bytes. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+    char *text = malloc(size + 1); /* the readers get NUL-terminated files */
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    device_ident id = {"Portable Computing Language", "cpu-x86", "AuthenticAMD", "5.0", "CPU"};
+    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    int st = tune_store_parse(text, size, &id, 0, 4096, l);
+    if (st == 0)
+        for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f)
+            if (!l[f].work_group_size || l[f].work_group_size > 4096 ||
+                !l[f].items_per_work_item || l[f].items_per_work_item > CLNZ_MAX_ITEMS)
+                abort(); /* accepted launch parameters outside the checks */
+    tune_store_parse(text, size, &id, 1, 4096, l);
+    size_t len = 0;
+    const unsigned char *bin = program_cache_parse(text, size, "nonzero -DX=1", &len);
+    if (bin && (bin < (const unsigned char *)text || bin + len > (const unsigned char *)text + size))
+        abort();
+    free(text);
+    return 0;
+}
