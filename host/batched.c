@@ -33,9 +33,8 @@ static clnz_status batch_check(clnz_context *ctx, const tensor_info *t,
     item.n = t->shape[0] ? t->n / (uint64_t)t->shape[0] : 0;
     *item_opts = *o;
     item_opts->width = item.rank;
-    clnz_status st = nz_check_options(ctx, &item, item_opts, width);
-    *width = item.rank; /* dimensions 1 .. rank-1 of the input: kernels' width */
-    return st;
+    /* *width is then item.rank: dimensions 1 .. rank-1 of the input */
+    return nz_check_options(ctx, &item, item_opts, width);
 }
 
 clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
@@ -49,7 +48,6 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults, o;
-    clnz_nonzero_options_init(&defaults);
     nz_plan p;
     int width;
     int64_t base;
@@ -58,7 +56,7 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
     if (!st)
         st = tensor_check(ctx, in, &p.t);
     if (!st)
-        st = batch_check(ctx, &p.t, opts ? opts : &defaults, &o, &width);
+        st = batch_check(ctx, &p.t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
     uint64_t batches = (uint64_t)p.t.shape[0];
@@ -100,18 +98,18 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
 {
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!res || !offsets)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result or offsets is NULL");
-    memset(res, 0, sizeof *res);
+    clnz_status st = nz_result_start(ctx, res);
+    if (st)
+        return st;
+    if (!offsets)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "offsets is NULL");
     memset(offsets, 0, sizeof *offsets);
     clnz_nonzero_options defaults, o;
-    clnz_nonzero_options_init(&defaults);
     tensor_info t;
     int width;
-    clnz_status st = tensor_check(ctx, in, &t);
+    st = tensor_check(ctx, in, &t);
     if (!st)
-        st = batch_check(ctx, &t, opts ? opts : &defaults, &o, &width);
+        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
     uint64_t batches = (uint64_t)t.shape[0];

@@ -165,8 +165,7 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
     int64_t base;
     cl_mem mask = NULL;
@@ -222,18 +221,16 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
 {
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!res)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
-    memset(res, 0, sizeof *res);
+    clnz_status st = nz_result_start(ctx, res);
+    if (st)
+        return st;
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
     cl_mem inb = NULL, mask = NULL;
     cl_event done = NULL;
     int64_t base;
-    clnz_status st = channel_plan_make(ctx, in, o, rule, &c);
+    st = channel_plan_make(ctx, in, o, rule, &c);
     if (!st)
         st = upload(ctx, &c.t, data, &inb, &base);
     if (!st)
@@ -390,8 +387,7 @@ clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const 
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     image_plan p;
     int64_t shape[2];
     clnz_tensor mask_t;
@@ -424,19 +420,17 @@ clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *
 {
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!res)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
-    memset(res, 0, sizeof *res);
+    clnz_status st = nz_result_start(ctx, res);
+    if (st)
+        return st;
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     image_plan p;
     int64_t shape[2];
     clnz_tensor mask_t;
     cl_mem mask = NULL;
     cl_event done = NULL;
-    clnz_status st = image_start(ctx, image, origin, region, rule, o, &p, shape, &mask_t);
+    st = image_start(ctx, image, origin, region, rule, o, &p, shape, &mask_t);
     uint64_t pixels = st ? 0 : (uint64_t)shape[0] * (uint64_t)shape[1];
     if (!st)
         st = mask_buffer(ctx, pixels, &mask);

@@ -290,17 +290,15 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
 {
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!res)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
-    memset(res, 0, sizeof *res);
+    clnz_status st = nz_result_start(ctx, res);
+    if (st)
+        return st;
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     tensor_info t;
     view v;
     int fits, width;
-    clnz_status st = host_view(ctx, in, data, &t, &v, &fits);
+    st = host_view(ctx, in, data, &t, &v, &fits);
     if (!st)
         st = nz_check_options(ctx, &t, o, &width);
     if (st)

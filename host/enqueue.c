@@ -24,8 +24,7 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     nz_plan p;
     int width;
     int64_t base;

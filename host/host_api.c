@@ -100,18 +100,8 @@ clnz_status host_run_end(host_run *r, clnz_status st)
 }
 
 clnz_status nonzero_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                         const clnz_nonzero_options *opts, clnz_result *res)
+                           const clnz_nonzero_options *o, clnz_result *res)
 {
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!res)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
-    memset(res, 0, sizeof *res);
-    clnz_nonzero_options defaults;
-    clnz_nonzero_options_init(&defaults);
-    const clnz_nonzero_options *o = opts ? opts : &defaults;
-
     tensor_info t;
     int width;
     clnz_status st = tensor_check(ctx, in, &t);
@@ -170,13 +160,8 @@ done:
 }
 
 clnz_status count_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                       const clnz_predicate *pred, int64_t *count)
+                         const clnz_predicate *pred, int64_t *count)
 {
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!count)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
     host_run r;
     clnz_status st = host_run_begin(ctx, in, data, pred, 0, &r);
     if (!st)

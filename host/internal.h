@@ -293,6 +293,12 @@ typedef struct {
 clnz_status sel_enqueue_write(chain *ch, nz_plan *p, cl_mem in, int64_t base, cl_mem meta,
                               const sel_values *v, cl_mem out, uint64_t out_off,
                               uint64_t capacity, cl_mem offsets, uint64_t offsets_off, int single);
+/* opts, or the defaults (written to *defaults) when opts is NULL. */
+const clnz_nonzero_options *nz_options_or_defaults(const clnz_nonzero_options *opts,
+                                                   clnz_nonzero_options *defaults);
+/* How a blocking nonzero call starts (ctx not NULL): the message cleared,
+ * res checked and zeroed. */
+clnz_status nz_result_start(clnz_context *ctx, clnz_result *res);
 /* Checks width, index range and fill before any work; *width gets the width. */
 clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
                              const clnz_nonzero_options *opts, int *width);
@@ -333,9 +339,10 @@ clnz_status host_run_counted(host_run *r);
 clnz_status host_run_end(host_run *r, clnz_status st);
 
 /* ---- the blocking calls on one allocation's worth (host_api.c, select.c,
- * where.c); the public ones (chunked.c) cut larger inputs into such calls.
- * Each fails with CLNZ_ERROR_TOO_LARGE when an input or the result exceeds
- * ctx->max_alloc. ---- */
+ * where.c); the public ones (chunked.c) check ctx, the options (non-NULL
+ * here) and the result pointer, clear the message, then cut larger inputs
+ * into such calls. Each fails with CLNZ_ERROR_TOO_LARGE when an input or the
+ * result exceeds ctx->max_alloc. ---- */
 clnz_status nonzero_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
                            const clnz_nonzero_options *opts, clnz_result *res);
 clnz_status count_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,

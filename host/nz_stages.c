@@ -18,6 +18,22 @@ void clnz_nonzero_options_init(clnz_nonzero_options *o)
     o->fill = -1;
 }
 
+const clnz_nonzero_options *nz_options_or_defaults(const clnz_nonzero_options *opts,
+                                                   clnz_nonzero_options *defaults)
+{
+    clnz_nonzero_options_init(defaults);
+    return opts ? opts : defaults;
+}
+
+clnz_status nz_result_start(clnz_context *ctx, clnz_result *res)
+{
+    ctx_clear_message(ctx);
+    if (!res)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
+    memset(res, 0, sizeof *res);
+    return CLNZ_SUCCESS;
+}
+
 int clnz_nonzero_width(const clnz_nonzero_options *o, int rank)
 {
     if (o && o->layout == CLNZ_LAYOUT_FLAT)

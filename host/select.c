@@ -108,15 +108,9 @@ done:
 }
 
 clnz_status select_direct(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
-                        const clnz_tensor *mask, const void *mask_data,
-                        const clnz_predicate *pred, clnz_array *out)
+                          const clnz_tensor *mask, const void *mask_data,
+                          const clnz_predicate *pred, clnz_array *out)
 {
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!out)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
-    memset(out, 0, sizeof *out);
     clnz_predicate nonzero = clnz_pred_nonzero();
     tensor_info xi;
     sel_values v = {NULL, 0, NULL, 0};

@@ -352,15 +352,9 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
 }
 
 clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
-                       const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
-                       const clnz_operand *y, const void *y_data, clnz_array *out)
+                         const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
+                         const clnz_operand *y, const void *y_data, clnz_array *out)
 {
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    if (!out)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
-    memset(out, 0, sizeof *out);
     where_plan *w = malloc(sizeof *w);
     if (!w)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
