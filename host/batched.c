@@ -44,6 +44,7 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
                                          cl_uint num_events, const cl_event *wait_list,
                                          cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -96,6 +97,7 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
                                  const clnz_nonzero_options *opts, clnz_result *res,
                                  clnz_array *offsets)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     clnz_status st = nz_result_start(ctx, res);

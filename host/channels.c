@@ -12,6 +12,7 @@
 clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_tensor *t,
                             int64_t *shape, int64_t *strides, size_t *offset)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -161,6 +162,7 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
                                           cl_uint num_events, const cl_event *wait_list,
                                           cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -219,6 +221,7 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
                                   clnz_channel_rule rule, const clnz_nonzero_options *opts,
                                   clnz_result *res)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     clnz_status st = nz_result_start(ctx, res);
@@ -383,6 +386,7 @@ clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const 
                                          size_t count_offset, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -418,6 +422,7 @@ clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *
                                  const size_t *region, clnz_channel_rule rule,
                                  const clnz_nonzero_options *opts, clnz_result *res)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     clnz_status st = nz_result_start(ctx, res);

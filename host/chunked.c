@@ -288,6 +288,7 @@ static clnz_status host_view(clnz_context *ctx, const clnz_tensor *in, const voi
 clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
                          const clnz_nonzero_options *opts, clnz_result *res)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     clnz_status st = nz_result_start(ctx, res);
@@ -346,6 +347,7 @@ static clnz_status count_cut(clnz_context *ctx, const view *v, const clnz_predic
 clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
                        const clnz_predicate *pred, int64_t *count)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -397,6 +399,7 @@ clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_d
                         const clnz_tensor *mask, const void *mask_data,
                         const clnz_predicate *pred, clnz_array *out)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -457,6 +460,7 @@ clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *c
                        const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
                        const clnz_operand *y, const void *y_data, clnz_array *out)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);

@@ -17,6 +17,41 @@ static void set_msg(char *msg, size_t n, const char *text, cl_int err)
         snprintf(msg, n, "%s: %s", text, clnz_status_string(err));
 }
 
+/* A zeroed context with its lock, or NULL. */
+static clnz_context *context_new(void)
+{
+    clnz_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutexattr_t attr;
+    int e = pthread_mutexattr_init(&attr);
+    if (!e) {
+        e = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        if (!e)
+            e = pthread_mutex_init(&c->lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+    }
+    if (e) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+clnz_context *ctx_hold(const clnz_context *ctx)
+{
+    clnz_context *c = (clnz_context *)ctx; /* the lock is the one field a const call changes */
+    if (c)
+        pthread_mutex_lock(&c->lock);
+    return c;
+}
+
+void ctx_hold_end(clnz_context **held)
+{
+    if (*held)
+        pthread_mutex_unlock(&(*held)->lock);
+}
+
 /* Tuned launches if the cache has them; with CLNZ_AUTOTUNE=1, a device
  * that has none is tuned (quickly) on first use. */
 static void launch_from_store(clnz_context *c)
@@ -103,7 +138,7 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
     clnz_status st = devices_find(selector, &platform, &device, msg, msg_size);
     if (st)
         return st;
-    clnz_context *c = calloc(1, sizeof *c);
+    clnz_context *c = context_new();
     if (!c) {
         snprintf(msg, msg_size, "out of host memory");
         return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
@@ -114,14 +149,13 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
     c->cl = clCreateContext(props, 1, &device, NULL, NULL, &e);
     if (e) {
         set_msg(msg, msg_size, "clCreateContext", e);
-        free(c);
+        clnz_context_release(c);
         return e;
     }
     c->queue = clCreateCommandQueue(c->cl, device, 0, &e);
     if (e) {
         set_msg(msg, msg_size, "clCreateCommandQueue", e);
-        clReleaseContext(c->cl);
-        free(c);
+        clnz_context_release(c);
         return e;
     }
     st = context_query(c, msg, msg_size);
@@ -144,7 +178,7 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
             snprintf(msg, msg_size, "clnz_context_wrap needs a cl_context and a queue");
         return CLNZ_ERROR_INVALID_ARGUMENT;
     }
-    clnz_context *c = calloc(1, sizeof *c);
+    clnz_context *c = context_new();
     if (!c)
         return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
     cl_context qctx = NULL;
@@ -155,7 +189,7 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
         e = CL_INVALID_CONTEXT;
     if (e) {
         set_msg(msg, msg_size, "the queue does not belong to the context", e);
-        free(c);
+        clnz_context_release(c);
         return e;
     }
     clRetainContext(cl_ctx);
@@ -186,7 +220,8 @@ void clnz_context_release(clnz_context *c)
         clReleaseCommandQueue(c->queue);
     if (c->cl)
         clReleaseContext(c->cl);
-    free(c->message);
+    ctx_free_messages(c);
+    pthread_mutex_destroy(&c->lock);
     free(c);
 }
 
@@ -194,6 +229,7 @@ clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
 {
     if (!c || !stats)
         return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_HOLD(c);
     *stats = c->stats;
     return CLNZ_SUCCESS;
 }
@@ -206,6 +242,7 @@ clnz_status clnz_context_set_launch(clnz_context *c, size_t wg, size_t items)
 {
     if (!c)
         return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_HOLD(c);
     ctx_clear_message(c);
     if (wg > c->max_work_group)
         return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,

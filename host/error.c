@@ -1,4 +1,5 @@
-/* error.c: status names and the context's last detailed message. */
+/* error.c: status names and the messages of the calls on a context, one
+ * per calling thread. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -69,24 +70,62 @@ const char *clnz_status_string(clnz_status s)
     }
 }
 
+/* The calling thread's slot, or NULL if it has none and `create` is 0.
+ * Called with the context held. */
+static thread_message *thread_slot(clnz_context *ctx, int create)
+{
+    pthread_t self = pthread_self();
+    thread_message *m = &ctx->first_thread;
+    if (m->claimed && pthread_equal(m->thread, self))
+        return m;
+    for (thread_message *o = ctx->other_threads; o; o = o->next)
+        if (pthread_equal(o->thread, self))
+            return o;
+    if (!create)
+        return NULL;
+    if (!m->claimed) {
+        m->claimed = 1;
+        m->thread = self;
+        return m;
+    }
+    thread_message *o = calloc(1, sizeof *o);
+    if (!o)
+        return m; /* out of memory: share the first slot rather than lose the message */
+    o->thread = self;
+    o->claimed = 1;
+    o->next = ctx->other_threads;
+    ctx->other_threads = o;
+    return o;
+}
+
 void ctx_clear_message(clnz_context *ctx)
 {
-    if (!ctx)
+    CTX_HOLD(ctx);
+    thread_message *m = ctx ? thread_slot(ctx, 0) : NULL;
+    if (!m)
         return;
-    free(ctx->message);
-    ctx->message = NULL;
-    ctx->short_message[0] = '\0';
+    free(m->long_text);
+    m->long_text = NULL;
+    m->text[0] = '\0';
+}
+
+static thread_message *fresh_slot(clnz_context *ctx)
+{
+    thread_message *m = thread_slot(ctx, 1);
+    free(m->long_text);
+    m->long_text = NULL;
+    return m;
 }
 
 clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...)
 {
     if (!ctx)
         return status;
-    free(ctx->message);
-    ctx->message = NULL;
+    CTX_HOLD(ctx);
+    thread_message *m = fresh_slot(ctx);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->short_message, sizeof ctx->short_message, fmt, ap);
+    vsnprintf(m->text, sizeof m->text, fmt, ap);
     va_end(ap);
     return status;
 }
@@ -103,28 +142,50 @@ clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *
 /* For texts that can be long, such as a kernel build log. */
 void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
 {
+    CTX_HOLD(ctx);
+    thread_message *m = fresh_slot(ctx);
     size_t n = strlen(head) + strlen(body) + 2;
-    char *m = malloc(n);
-    free(ctx->message);
-    ctx->message = m;
-    snprintf(ctx->short_message, sizeof ctx->short_message, "%s", head);
-    if (m)
-        snprintf(m, n, "%s\n%s", head, body);
+    m->long_text = malloc(n);
+    snprintf(m->text, sizeof m->text, "%s", head);
+    if (m->long_text)
+        snprintf(m->long_text, n, "%s\n%s", head, body);
 }
 
 void ctx_warn(clnz_context *ctx, const char *fmt, ...)
 {
+    CTX_HOLD(ctx);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx->warning, sizeof ctx->warning, fmt, ap);
     va_end(ap);
 }
 
-const char *clnz_context_message(const clnz_context *ctx)
+void ctx_free_messages(clnz_context *ctx)
 {
-    if (!ctx)
+    free(ctx->first_thread.long_text);
+    for (thread_message *o = ctx->other_threads, *next; o; o = next) {
+        next = o->next;
+        free(o->long_text);
+        free(o);
+    }
+}
+
+/* The calling thread's message: it stays valid until this thread's next
+ * call on the context. The context's warning is copied into the thread's
+ * slot, so that another thread's warning cannot change it under the reader. */
+const char *clnz_context_message(const clnz_context *cctx)
+{
+    if (!cctx)
         return "";
-    if (ctx->message)
-        return ctx->message;
-    return ctx->short_message[0] ? ctx->short_message : ctx->warning;
+    CTX_HOLD(cctx);
+    clnz_context *ctx = ctx_held_;
+    thread_message *m = thread_slot(ctx, ctx->warning[0] != '\0');
+    if (!m)
+        return "";
+    if (m->long_text)
+        return m->long_text;
+    if (m->text[0])
+        return m->text;
+    memcpy(m->warning, ctx->warning, sizeof m->warning);
+    return m->warning;
 }

@@ -5,6 +5,7 @@
 
 #include "clnz.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #define CLNZ_MESSAGE_MAX 512
@@ -22,7 +23,21 @@ typedef struct {
     char platform[128], device[128], vendor[128], driver[64], type[16];
 } device_ident;
 
+/* The last call's message, kept per thread: threads that share a context
+ * each read what their own call left (see error.c). */
+typedef struct thread_message {
+    struct thread_message *next;
+    pthread_t thread;
+    int claimed;
+    char *long_text; /* malloc'd; a build log can be long */
+    char text[CLNZ_MESSAGE_MAX];
+    char warning[CLNZ_MESSAGE_MAX]; /* the reader's copy of the context's warning */
+} thread_message;
+
 struct clnz_context {
+    /* Held by every public call for its whole body (CTX_HOLD); recursive
+     * because public calls call each other (channels -> nonzero). */
+    pthread_mutex_t lock;
     cl_context cl;
     cl_command_queue queue;
     cl_device_id device;
@@ -40,8 +55,11 @@ struct clnz_context {
     size_t scratch_bytes;
     cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
 
-    char *message; /* malloc'd; a build log can be long */
-    char short_message[CLNZ_MESSAGE_MAX];
+    /* The first thread to record a message uses the embedded slot, so a
+     * single-threaded caller never allocates for one; it is also every
+     * thread's fallback when a slot cannot be allocated. */
+    thread_message first_thread;
+    thread_message *other_threads;
     char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
 
     device_ident id;      /* who the device is: the key of its cache files */
@@ -52,6 +70,15 @@ struct clnz_context {
     cl_event first_event;
     clnz_stats stats;
 };
+
+/* ---- the context's lock (context.c) ---- */
+clnz_context *ctx_hold(const clnz_context *ctx); /* locks; NULL passes */
+void ctx_hold_end(clnz_context **held);
+/* The first line of every public call that takes a context: locks it and
+ * unlocks on every return (the cleanup attribute of GCC and Clang), so no
+ * early return can leave it held. */
+#define CTX_HOLD(ctx) \
+    clnz_context *ctx_held_ __attribute__((cleanup(ctx_hold_end), unused)) = ctx_hold(ctx)
 
 /* ---- errors (error.c) ---- */
 /* Records a message in ctx and returns status, so a failure reads
@@ -64,6 +91,7 @@ void ctx_clear_message(clnz_context *ctx);
 void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body);
 /* A problem that does not fail the call (a cache that cannot be written). */
 void ctx_warn(clnz_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ctx_free_messages(clnz_context *ctx); /* at release */
 
 #define CL_CHECK(ctx, call, what) ctx_cl((ctx), (call), (what), __FILE__, __LINE__)
 /* Needs `clnz_status st` and a `done:` label that frees what was taken. */

@@ -67,6 +67,7 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
                               cl_mem total_buf, size_t total_offset, cl_uint num_events,
                               const cl_event *wait_list, cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);

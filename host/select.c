@@ -51,6 +51,7 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
                                 size_t count_offset, cl_uint num_events,
                                 const cl_event *wait_list, cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);

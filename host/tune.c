@@ -17,6 +17,7 @@
 clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family f, clnz_launch *l,
                                 clnz_launch_source *source)
 {
+    CTX_HOLD(ctx);
     if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES || !l)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     *l = ctx->launch[f];
@@ -57,6 +58,7 @@ static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_ker
 int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, clnz_launch *out,
                          int max)
 {
+    CTX_HOLD(ctx);
     if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES)
         return 0;
     cl_kernel k;
@@ -312,6 +314,7 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
 clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress, void *user,
                       clnz_tune_row *rows, int max_rows, int *n_rows)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);

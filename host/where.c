@@ -225,6 +225,7 @@ clnz_status clnz_where_result(clnz_context *ctx, const clnz_tensor *cond, const 
                               const clnz_operand *y, clnz_dtype *dtype, int *rank,
                               int64_t *shape)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
@@ -318,6 +319,7 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
                                cl_mem out_buf, size_t out_offset, cl_uint num_events,
                                const cl_event *wait_list, cl_event *out_event)
 {
+    CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);

@@ -123,6 +123,9 @@ clnz_predicate clnz_pred_uint(clnz_op op, uint64_t value);
 clnz_predicate clnz_pred_float(clnz_op op, double value);
 
 /* ---- contexts ------------------------------------------------------ */
+/* Threads: every call on a context holds its lock, so several threads may
+ * share one (their calls then run one at a time; a context each runs them in
+ * parallel). clnz_context_release must be a context's last call. */
 typedef struct clnz_context clnz_context;
 
 /* A context on a device chosen by `selector`: "P:D" (platform and device
@@ -139,9 +142,10 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
 
 void clnz_context_release(clnz_context *ctx); /* NULL is fine */
 
-/* The last detailed message. After a success it is empty, or a warning
- * that did not fail the call (a cache folder that cannot be written). Valid
- * until the next call on this context. */
+/* The last detailed message of the calling thread's calls on this context.
+ * After a success it is empty, or a warning that did not fail the call (a
+ * cache folder that cannot be written). Valid until this thread's next call
+ * on this context. */
 const char *clnz_context_message(const clnz_context *ctx);
 
 cl_context clnz_context_cl_context(const clnz_context *ctx);

@@ -12,6 +12,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLNZ = os.environ.get("CLNZ", os.path.join(ROOT, "build", "clnz"))
+# seconds per command; make test-valgrind raises it (memcheck is ~50x slower)
+TIMEOUT = float(os.environ.get("CLNZ_TEST_TIMEOUT", "120"))
 SEED = int(os.environ.get("CLNZ_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
 
 DTYPES = ["?", "u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f2", "f4", "f8"]
@@ -30,7 +32,7 @@ def rng(request):
 
 
 def run(*args, check=True):
-    p = subprocess.run([CLNZ, *map(str, args)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([CLNZ, *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT)
     if check and p.returncode != 0:
         raise AssertionError(f"clnz {' '.join(map(str, args))} failed ({p.returncode}): "
                              f"{p.stderr} [seed {SEED}]")

@@ -1,0 +1,316 @@
+/* test_threads.c: several host threads calling clnz at once, on one shared
+ * context and on a context each. The jobs (inputs and their expected
+ * results, from the sequential references in testutil.c) are made in the
+ * main thread first; the workers only call clnz and compare, because
+ * cmocka's assertions and the references' random numbers are not
+ * thread-safe. Every thread runs every job, each in its own order, so that
+ * different calls overlap: nonzero, count, select, where, the device-resident
+ * nonzero, batched nonzero, and a call that fails with a message naming its
+ * thread (threads sharing a context each read their own message). Run under
+ * ThreadSanitizer by make test-tsan. */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N_THREADS = 4, N_JOBS = 42, ROUNDS = 2 };
+
+typedef enum { NONZERO, COUNT, SELECT, WHERE, ENQUEUE, BATCHED, BAD_CALL, N_KINDS } job_kind;
+static const char *const kind_names[N_KINDS] = {"nonzero", "count",   "select",  "where",
+                                                "enqueue", "batched", "bad call"};
+
+typedef struct {
+    job_kind kind;
+    int64_t shape[2];
+    float *x, *y;      /* input (and where's second operand) */
+    int64_t count;     /* expected count */
+    int64_t *indices;  /* nonzero / enqueue: rows of 2; batched: the column of each entry */
+    int64_t *offsets;  /* batched: shape[0] + 1 */
+    float *values;     /* select: count values; where: the whole result */
+} job;
+
+static job jobs[N_JOBS];
+
+typedef struct {
+    int id;
+    clnz_context *ctx; /* NULL: create its own */
+    long jobs, calls, mismatches;
+    char first_failure[512];
+} worker;
+
+/* ---- the jobs and their expected results (main thread) ---- */
+static void make_job(job *j, job_kind kind)
+{
+    j->kind = kind;
+    j->shape[0] = 1 + (int64_t)(tu_rand() % 48);
+    j->shape[1] = 1 + (int64_t)(tu_rand() % 2500);
+    size_t n = (size_t)(j->shape[0] * j->shape[1]);
+    double density = tu_uniform();
+    j->x = malloc(n * sizeof *j->x);
+    j->y = malloc(n * sizeof *j->y);
+    for (size_t i = 0; i < n; ++i) {
+        j->x[i] = tu_uniform() < density ? (float)(tu_uniform() * 2 - 1) : 0.0f;
+        j->y[i] = (float)i;
+    }
+    clnz_tensor t = {CLNZ_F32, 2, j->shape, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    int64_t entries;
+    int per;
+    j->indices = tu_ref_nonzero(&t, j->x, &o, &j->count, &entries, &per);
+    j->offsets = calloc((size_t)j->shape[0] + 1, sizeof *j->offsets);
+    for (int64_t e = 0; e < j->count; ++e)
+        j->offsets[j->indices[2 * e] + 1]++;
+    for (int64_t b = 0; b < j->shape[0]; ++b)
+        j->offsets[b + 1] += j->offsets[b];
+    j->values = malloc(n * sizeof *j->values);
+    if (kind == SELECT) {
+        clnz_predicate gt = clnz_pred_float(CLNZ_OP_GT, 0.25);
+        int64_t z = 0;
+        for (size_t i = 0; i < n; ++i)
+            if (tu_ref_selected(CLNZ_F32, &j->x[i], &gt))
+                j->values[z++] = j->x[i];
+        j->count = z;
+    } else if (kind == WHERE) {
+        for (size_t i = 0; i < n; ++i)
+            j->values[i] = j->x[i] != 0.0f ? j->y[i] : -1.0f;
+    }
+}
+
+static void free_job(job *j)
+{
+    free(j->x);
+    free(j->y);
+    free(j->indices);
+    free(j->offsets);
+    free(j->values);
+}
+
+/* ---- the workers ---- */
+static void mismatch(worker *w, const job *j, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void mismatch(worker *w, const job *j, const char *fmt, ...)
+{
+    if (w->mismatches++ == 0) {
+        int n = snprintf(w->first_failure, sizeof w->first_failure, "thread %d, %s %lldx%lld: ",
+                         w->id, kind_names[j->kind], (long long)j->shape[0],
+                         (long long)j->shape[1]);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->first_failure + n, sizeof w->first_failure - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+}
+
+#define CALL_OK(w, j, ctx, call)                                                        \
+    do {                                                                                \
+        clnz_status st_ = (call);                                                       \
+        if (st_ != CLNZ_SUCCESS) {                                                      \
+            mismatch(w, j, "%s -> %s: %s", #call, clnz_status_string(st_),              \
+                     clnz_context_message(ctx));                                        \
+            return;                                                                     \
+        }                                                                               \
+    } while (0)
+
+static void run_enqueue(worker *w, const job *j, clnz_context *ctx, const clnz_tensor *t)
+{
+    cl_context cl = clnz_context_cl_context(ctx);
+    cl_command_queue q = clnz_context_queue(ctx);
+    size_t n = (size_t)(j->shape[0] * j->shape[1]);
+    size_t cap = (size_t)j->count + 1, out_bytes = cap * 2 * sizeof(int64_t);
+    cl_int e1, e2, e3;
+    cl_mem in = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * sizeof(float),
+                               j->x, &e1);
+    cl_mem out = clCreateBuffer(cl, CL_MEM_READ_WRITE, out_bytes, NULL, &e2);
+    cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, sizeof(uint64_t), NULL, &e3);
+    int64_t *got = malloc(out_bytes);
+    uint64_t z = 0;
+    if (e1 || e2 || e3 || !got) {
+        mismatch(w, j, "clCreateBuffer: %d %d %d", e1, e2, e3);
+    } else {
+        clnz_status st = clnz_nonzero_enqueue(ctx, t, in, 0, NULL, out, 0, cap, cnt, 0, 0, NULL,
+                                              NULL);
+        cl_int e = st ? CL_SUCCESS
+                      : clEnqueueReadBuffer(q, cnt, CL_TRUE, 0, sizeof z, &z, 0, NULL, NULL);
+        if (!st && !e)
+            e = clEnqueueReadBuffer(q, out, CL_TRUE, 0, out_bytes, got, 0, NULL, NULL);
+        if (st || e)
+            mismatch(w, j, "nonzero_enqueue -> %s, read %d: %s", clnz_status_string(st), e,
+                     clnz_context_message(ctx));
+        else if ((int64_t)z != j->count ||
+                 memcmp(got, j->indices, (size_t)j->count * 2 * sizeof(int64_t)) != 0)
+            mismatch(w, j, "count %llu (expected %lld) or the coordinates differ",
+                     (unsigned long long)z, (long long)j->count);
+    }
+    free(got);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+}
+
+static void run_job(worker *w, const job *j, clnz_context *ctx)
+{
+    clnz_tensor t = {CLNZ_F32, 2, j->shape, NULL};
+    size_t n = (size_t)(j->shape[0] * j->shape[1]);
+    w->jobs++;
+    w->calls += j->kind != BAD_CALL; /* the bad call counts its repeats */
+    switch (j->kind) {
+    case NONZERO: {
+        clnz_result r;
+        CALL_OK(w, j, ctx, clnz_nonzero(ctx, &t, j->x, NULL, &r));
+        if (r.count != j->count ||
+            memcmp(r.indices, j->indices, (size_t)j->count * 2 * sizeof(int64_t)) != 0)
+            mismatch(w, j, "count %lld (expected %lld) or the coordinates differ",
+                     (long long)r.count, (long long)j->count);
+        clnz_result_free(&r);
+        break;
+    }
+    case COUNT: {
+        int64_t z = -1;
+        CALL_OK(w, j, ctx, clnz_count(ctx, &t, j->x, NULL, &z));
+        if (z != j->count)
+            mismatch(w, j, "count %lld, expected %lld", (long long)z, (long long)j->count);
+        break;
+    }
+    case SELECT: {
+        clnz_predicate gt = clnz_pred_float(CLNZ_OP_GT, 0.25);
+        clnz_array a;
+        CALL_OK(w, j, ctx, clnz_select(ctx, &t, j->x, NULL, NULL, &gt, &a));
+        if (a.shape[0] != j->count ||
+            memcmp(a.data, j->values, (size_t)j->count * sizeof(float)) != 0)
+            mismatch(w, j, "%lld values (expected %lld) or they differ", (long long)a.shape[0],
+                     (long long)j->count);
+        clnz_array_free(&a);
+        break;
+    }
+    case WHERE: {
+        clnz_operand xo = clnz_operand_array(&t), yo = clnz_operand_float(-1.0);
+        clnz_array a;
+        CALL_OK(w, j, ctx, clnz_where(ctx, &t, j->x, NULL, &xo, j->y, &yo, NULL, &a));
+        if (a.rank != 2 || memcmp(a.data, j->values, n * sizeof(float)) != 0)
+            mismatch(w, j, "the result differs");
+        clnz_array_free(&a);
+        break;
+    }
+    case ENQUEUE:
+        run_enqueue(w, j, ctx, &t);
+        break;
+    case BATCHED: {
+        clnz_result r;
+        clnz_array off;
+        CALL_OK(w, j, ctx, clnz_nonzero_batched(ctx, &t, j->x, NULL, &r, &off));
+        const int64_t *got = r.indices, *got_off = off.data;
+        int same = r.count == j->count &&
+                   memcmp(got_off, j->offsets, (size_t)(j->shape[0] + 1) * 8) == 0;
+        for (int64_t e = 0; same && e < j->count; ++e)
+            same = got[e] == j->indices[2 * e + 1];
+        if (!same)
+            mismatch(w, j, "offsets or columns differ");
+        clnz_result_free(&r);
+        clnz_array_free(&off);
+        break;
+    }
+    default: {
+        /* A width no call accepts, one for each thread: the message must name
+         * this thread's width, whatever the other threads did meanwhile (the
+         * yield lets them). Cheap, so repeated. */
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.width = 100 + w->id;
+        char want[32];
+        snprintf(want, sizeof want, "width %d", o.width);
+        for (int rep = 0; rep < 20; ++rep, ++w->calls) {
+            clnz_result r;
+            clnz_status st = clnz_nonzero(ctx, &t, j->x, &o, &r);
+            sched_yield();
+            if (st != CLNZ_ERROR_INVALID_WIDTH || !strstr(clnz_context_message(ctx), want)) {
+                mismatch(w, j, "status %s, message '%s' (expected '%s')",
+                         clnz_status_string(st), clnz_context_message(ctx), want);
+                break;
+            }
+        }
+        break;
+    }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    clnz_context *own = NULL;
+    if (!w->ctx) {
+        char msg[300];
+        if (clnz_context_create(NULL, &own, msg, sizeof msg) != CLNZ_SUCCESS) {
+            w->mismatches = 1;
+            snprintf(w->first_failure, sizeof w->first_failure, "thread %d: %s", w->id, msg);
+            return NULL;
+        }
+    }
+    clnz_context *ctx = own ? own : w->ctx;
+    /* Each thread walks the jobs with its own stride, so the calls that
+     * overlap differ from thread to thread and round to round. */
+    for (int r = 0; r < ROUNDS; ++r)
+        for (int k = 0; k < N_JOBS; ++k)
+            run_job(w, &jobs[(k * (2 * w->id + 1) + r * 7) % N_JOBS], ctx);
+    clnz_context_release(own);
+    return NULL;
+}
+
+static void run_threads(clnz_context *shared)
+{
+    pthread_t th[N_THREADS];
+    worker ws[N_THREADS];
+    for (int i = 0; i < N_THREADS; ++i) {
+        ws[i] = (worker){.id = i, .ctx = shared};
+        assert_int_equal(pthread_create(&th[i], NULL, worker_main, &ws[i]), 0);
+    }
+    long jobs_run = 0, calls = 0, bad = 0;
+    for (int i = 0; i < N_THREADS; ++i) {
+        pthread_join(th[i], NULL);
+        jobs_run += ws[i].jobs;
+        calls += ws[i].calls;
+        bad += ws[i].mismatches;
+        if (ws[i].mismatches)
+            print_error("%s\n", ws[i].first_failure);
+    }
+    printf("%d threads on %s: %ld jobs, %ld calls, %ld mismatches\n", N_THREADS,
+           shared ? "one context" : "a context each", jobs_run, calls, bad);
+    assert_int_equal(jobs_run, N_THREADS * N_JOBS * ROUNDS);
+    assert_int_equal(bad, 0);
+}
+
+static void test_threads_share_one_context(void **state)
+{
+    (void)state;
+    run_threads(tu_context());
+    /* the context is still sound for the main thread afterwards */
+    clnz_tensor t = {CLNZ_F32, 2, jobs[0].shape, NULL};
+    int64_t z;
+    TU_CHECK(tu_context(), clnz_count(tu_context(), &t, jobs[0].x, NULL, &z));
+    assert_int_equal(z, jobs[0].count); /* job 0 is a nonzero job: its count is the count */
+}
+
+static void test_threads_with_own_contexts(void **state)
+{
+    (void)state;
+    run_threads(NULL);
+}
+
+int main(void)
+{
+    tu_seed("test_threads");
+    for (int i = 0; i < N_JOBS; ++i)
+        make_job(&jobs[i], (job_kind)(i % N_KINDS));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_share_one_context),
+        cmocka_unit_test(test_threads_with_own_contexts),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    for (int i = 0; i < N_JOBS; ++i)
+        free_job(&jobs[i]);
+    tu_context_done();
+    return failed;
+}
