@@ -17,7 +17,8 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
           host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
           host/chunked.c host/batched.c host/channels.c
-CLI_SRC = host/cli_main.c host/cli_npy.c host/cli_tune.c host/cli_select.c host/cli_image.c
+CLI_SRC = host/cli_main.c host/cli_args.c host/cli_npy.c host/cli_tune.c host/cli_select.c \
+          host/cli_image.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
               kernels/image.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
@@ -29,7 +30,7 @@ LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
-          tests/test_cli_batch.py tests/test_cli_image.py
+          tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py
 
 .PHONY: all run test test-asan test-tsan test-valgrind fuzz check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
@@ -56,7 +57,7 @@ $(B)/libclnz.so: $(LIB_OBJ)
 $(B)/clnz: $(CLI_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $(CLI_OBJ) $(B)/libclnz.a -lpng $(LDLIBS)
 
-$(B)/obj/tests/%.o: tests/%.c tests/testutil.h include/clnz.h
+$(B)/obj/tests/%.o: tests/%.c tests/testutil.h tests/fault_calls.h include/clnz.h
 	@mkdir -p $(B)/obj/tests
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 
@@ -69,10 +70,19 @@ $(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 
 # The fault-injection suite intercepts these calls inside the static library.
 FAULT_WRAP = clCreateBuffer clCreateKernel clEnqueueMapBuffer clEnqueueNDRangeKernel \
-             clEnqueueReadBuffer clEnqueueFillBuffer clBuildProgram \
+             clEnqueueReadBuffer clEnqueueFillBuffer clBuildProgram clCreateContext \
+             clCreateCommandQueue clCreateProgramWithSource clCreateProgramWithBinary \
+             clEnqueueUnmapMemObject clFinish clWaitForEvents \
              malloc calloc realloc posix_memalign
 $(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 	$(CC) -o $@ $^ $(FAULT_WRAP:%=-Wl,--wrap=%) -lcmocka $(LDLIBS)
+
+# The command-line fault tests' LD_PRELOAD library. Built without the
+# sanitizers even under test-asan (a preloaded library comes before their
+# runtime), with a compiler of its own.
+SHIM_CC ?= cc
+$(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
+	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl
 
 deps:
 	scripts/deps
@@ -121,7 +131,8 @@ check-kernels:
 # The suites keep their tuning and program caches in build/, not in ~/.cache.
 test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test: export CLNZ = $(CURDIR)/$(B)/clnz
-test: all $(TEST_BIN) check-kernels
+test: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
+test: all $(TEST_BIN) $(B)/fault_shim.so check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
@@ -150,14 +161,15 @@ test-asan:
 # PoCL sees a CPU without AVX-512 and compiles its kernels again (a minute
 # or more each, once: they land in build/cache). VALGRIND_PYTESTS picks files.
 VALGRIND_PYTESTS ?= $(PYTESTS)
-VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full --num-callers=50 \
+VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full --num-callers=500 \
            --show-leak-kinds=definite,indirect,possible \
            --errors-for-leak-kinds=definite,indirect,possible \
            --suppressions=$(CURDIR)/tests/valgrind.supp
 test-valgrind: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test-valgrind: export CLNZ = $(CURDIR)/build/valgrind/clnz
 test-valgrind: export CLNZ_TEST_TIMEOUT = 3600
-test-valgrind: all
+test-valgrind: export CLNZ_FAULT_SHIM = $(CURDIR)/build/fault_shim.so
+test-valgrind: all build/fault_shim.so
 	@rm -rf build/valgrind && mkdir -p build/valgrind
 	@# hwloc would print that its x86 backend cannot work under valgrind
 	@printf '#!/bin/sh\nHWLOC_COMPONENTS=-x86 exec %s --log-file=%s/log.%%p %s "$$@"\n' \
@@ -183,7 +195,7 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
              -std=gnu11 -Iinclude -Ihost
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS = fuzz_array fuzz_cache
+FUZZ_TARGETS = fuzz_array fuzz_cache fuzz_args
 
 $(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/cli_image.c host/cli_npy.c $(LIB_SRC) \
                       $(B)/kernels_src.c
@@ -194,11 +206,20 @@ $(B)/fuzz/fuzz_cache: tests/fuzz/fuzz_cache.c $(LIB_SRC) $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 
+$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli_args.c $(LIB_SRC) $(B)/kernels_src.c
+	@mkdir -p $(B)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
+
+# -close_fd_mask=2: the targets' own messages (usage errors) stay out of the
+# log; libFuzzer's and the sanitizers' reports still reach it. A target's
+# dictionary, if any, is tests/fuzz/<name>.dict.
 fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/%)
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(B)/fuzz/corpus-$$t; \
 	  echo "== $$t, $(FUZZ_SECONDS) s"; \
+	  dict=tests/fuzz/$${t#fuzz_}.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
 	  if ! $(B)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	       -close_fd_mask=2 $$dict \
 	       -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus-$$t tests/fuzz/$${t#fuzz_} \
 	       > $(B)/fuzz/$$t.log 2>&1; then \
 	    tail -40 $(B)/fuzz/$$t.log; exit 1; \

@@ -5,6 +5,8 @@
 #include "clnz.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* What a parser returns for --help: the command prints its usage, exit 0. */
+enum { CLI_HELP = -1 };
 
 /* Prints "clnz: ..." as one line on stderr and returns code. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,8 +25,27 @@ typedef struct {
 /* 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */
 int cli_parse_number(const char *text, cli_number *num);
 
-/* OP:VALUE into *p, or a usage error printed and its exit status. */
-int cli_parse_pred(const char *text, clnz_predicate *p);
+/* ---- arguments (cli_args.c) ---- */
+/* nonzero and count: INPUT and the options after argv[1]. */
+typedef struct {
+    const char *input, *output, *count_out, *offsets_out, *device;
+    int batch;
+    int channels; /* --channels: 1 + the rule */
+    clnz_nonzero_options opts;
+} cli_args;
+/* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */
+int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a);
+
+/* select (X, --mask, --pred) and where (COND X Y). */
+typedef struct {
+    const char *positional[3];
+    int n_positional;
+    const char *output, *mask, *device;
+    clnz_predicate pred; /* --pred, else nonzero */
+} sel_args;
+/* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */
+int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
+                       int with_mask, sel_args *a);
 
 int cmd_tune(int argc, char **argv);
 int cmd_select(int argc, char **argv);

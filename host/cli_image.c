@@ -4,10 +4,12 @@
  * 4 RGBA), u8 for 8-bit samples and u16 for 16-bit ones (stored big-endian
  * on disk, native in memory). Palettes become RGB (RGBA with transparency),
  * 1-, 2- and 4-bit gray becomes 8-bit (scaled to 0..255, as libpng does).
- * PNM sizes are checked against the file before anything is allocated. */
+ * Sizes are checked against the file before anything is allocated: PNM's
+ * exactly, PNG's against what deflate can expand the file's bytes to. */
 #include "cli_npy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +120,13 @@ static void png_quiet(png_structp png, png_const_charp msg)
     (void)png, (void)msg; /* warnings (a bad CRC in an ancillary chunk) do not stop a read */
 }
 
-static int png_read(const char *path, FILE *f, npy_array *a, char *err, size_t err_size)
+/* deflate expands at most about 1032:1 (RFC 1951's longest match, 258
+ * bytes, in a code of 2 bits); PNG's scanlines are the inflated stream,
+ * each a filter byte and the packed pixels. */
+enum { DEFLATE_MAX_RATIO = 1032 };
+
+static int png_read(const char *path, FILE *f, long file_size, npy_array *a, char *err,
+                    size_t err_size)
 {
     png_ctx pc = {err, err_size, path};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &pc, png_fail, png_quiet);
@@ -138,6 +146,15 @@ static int png_read(const char *path, FILE *f, npy_array *a, char *err, size_t e
     png_init_io(png, f);
     png_read_info(png, info);
     int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    double stream = (double)png_get_image_height(png, info) *
+                    (1.0 + ceil((double)png_get_image_width(png, info) *
+                                png_get_channels(png, info) * depth / 8.0));
+    if (stream > (double)DEFLATE_MAX_RATIO * (double)file_size) {
+        snprintf(err, err_size, "%s: PNG of %u x %u pixels cannot come out of %ld bytes", path,
+                 (unsigned)png_get_image_width(png, info),
+                 (unsigned)png_get_image_height(png, info), file_size);
+        png_longjmp(png, 1);
+    }
     if (type == PNG_COLOR_TYPE_PALETTE) {
         png_set_palette_to_rgb(png);
         if (png_get_valid(png, info, PNG_INFO_tRNS))
@@ -189,7 +206,7 @@ int array_read(const char *path, npy_array *a, char *err, size_t err_size)
             snprintf(err, err_size, "%s: cannot seek", path);
             rc = -1;
         } else if (is_png) {
-            rc = png_read(path, f, a, err, err_size);
+            rc = png_read(path, f, size, a, err, err_size);
         } else if (head[1] == '5' || head[1] == '6') {
             rc = pnm_read(path, f, size, a, err, err_size);
         } else {

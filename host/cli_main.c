@@ -83,17 +83,6 @@ static const char usage_devices[] =
     "(this device, driver and clnz version), vendor-tuned (another device of the same\n"
     "vendor and type) or defaults.\n";
 
-int fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("clnz: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
-
 /* The first line of a library message: errors stay one line. */
 static const char *first_line(const char *m, char *buf, size_t n)
 {
@@ -111,244 +100,6 @@ int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
     return fail(EXIT_FAIL, "%s: %s", what, first_line(m, buf, sizeof buf));
 }
 
-/* ---- option values ---- */
-static int parse_i64(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno)
-        return 0;
-    *out = v;
-    return 1;
-}
-
-static int is_integer_text(const char *s)
-{
-    if (*s == '+' || *s == '-')
-        ++s;
-    if (!*s)
-        return 0;
-    for (; *s; ++s)
-        if (*s < '0' || *s > '9')
-            return 0;
-    return 1;
-}
-
-int cli_parse_number(const char *v, cli_number *num)
-{
-    if (is_integer_text(v)) {
-        char *end;
-        errno = 0;
-        long long i = strtoll(v, &end, 10);
-        if (!errno) {
-            num->kind = CLNZ_VALUE_INT, num->i = i;
-            return 1;
-        }
-        errno = 0;
-        unsigned long long u = strtoull(v, &end, 10);
-        if (*v != '-' && !errno) {
-            num->kind = CLNZ_VALUE_UINT, num->u = u;
-            return 1;
-        }
-        return -1;
-    }
-    char *end;
-    double f = strtod(v, &end);
-    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
-        return 0;
-    num->kind = CLNZ_VALUE_FLOAT, num->f = f;
-    return 1;
-}
-
-/* OP:VALUE, VALUE a Python int or float literal. */
-static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
-{
-    static const struct {
-        const char *name;
-        clnz_op op;
-    } ops[] = {{"eq", CLNZ_OP_EQ}, {"ne", CLNZ_OP_NE}, {"lt", CLNZ_OP_LT},
-               {"le", CLNZ_OP_LE}, {"gt", CLNZ_OP_GT}, {"ge", CLNZ_OP_GE}};
-    const char *colon = strchr(s, ':');
-    if (!colon) {
-        snprintf(why, n, "--pred '%s' is not OP:VALUE", s);
-        return 0;
-    }
-    int found = -1;
-    for (int i = 0; i < 6; ++i)
-        if ((size_t)(colon - s) == 2 && strncmp(s, ops[i].name, 2) == 0)
-            found = i;
-    if (found < 0) {
-        snprintf(why, n, "--pred '%s': OP must be eq, ne, lt, le, gt or ge", s);
-        return 0;
-    }
-    clnz_op op = ops[found].op;
-    cli_number num;
-    int r = cli_parse_number(colon + 1, &num);
-    if (r == 0) {
-        snprintf(why, n, "--pred '%s': VALUE is not a number", s);
-        return 0;
-    }
-    if (r < 0) {
-        snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
-        return 0;
-    }
-    *p = num.kind == CLNZ_VALUE_INT    ? clnz_pred_int(op, num.i)
-         : num.kind == CLNZ_VALUE_UINT ? clnz_pred_uint(op, num.u)
-                                       : clnz_pred_float(op, num.f);
-    return 1;
-}
-
-int cli_parse_pred(const char *s, clnz_predicate *p)
-{
-    char why[300];
-    return parse_pred(s, p, why, sizeof why) ? EXIT_OK : fail(EXIT_USAGE, "%s", why);
-}
-
-/* ---- arguments ---- */
-typedef struct {
-    const char *input, *output, *count_out, *offsets_out, *device;
-    int batch;
-    int channels; /* --channels: 1 + the rule */
-    clnz_nonzero_options opts;
-} cli_args;
-
-/* Options that take a value, as "--name VALUE" or "--name=VALUE". */
-static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
-                                           "--count-out", "--layout", "--index", "--width",
-                                           "--size", "--fill", "--order", "--offsets-out"};
-enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
-
-static int find_option(const char *arg, int is_nonzero, const char **inline_value)
-{
-    int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
-    for (int k = 0; k < n; ++k) {
-        size_t len = strlen(option_names[k]);
-        if (strncmp(arg, option_names[k], len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
-            *inline_value = arg[len] == '=' ? arg + len + 1 : NULL;
-            return k;
-        }
-    }
-    return -1;
-}
-
-static int set_option(const char *name, const char *v, cli_args *a)
-{
-    char why[300];
-    int64_t w;
-    if (strcmp(name, "--pred") == 0) {
-        if (!parse_pred(v, &a->opts.pred, why, sizeof why))
-            return fail(EXIT_USAGE, "%s", why);
-    } else if (strcmp(name, "--device") == 0) {
-        a->device = v;
-    } else if (strcmp(name, "--channels") == 0) {
-        if (strcmp(v, "any") == 0)
-            a->channels = 1 + CLNZ_CHANNELS_ANY;
-        else if (strcmp(v, "all") == 0)
-            a->channels = 1 + CLNZ_CHANNELS_ALL;
-        else
-            return fail(EXIT_USAGE, "--channels '%s': use any or all", v);
-    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
-        a->output = v;
-    } else if (strcmp(name, "--count-out") == 0) {
-        a->count_out = v;
-    } else if (strcmp(name, "--offsets-out") == 0) {
-        a->offsets_out = v;
-    } else if (strcmp(name, "--layout") == 0) {
-        if (strcmp(v, "rows") == 0)
-            a->opts.layout = CLNZ_LAYOUT_ROWS;
-        else if (strcmp(v, "columns") == 0)
-            a->opts.layout = CLNZ_LAYOUT_COLUMNS;
-        else if (strcmp(v, "flat") == 0)
-            a->opts.layout = CLNZ_LAYOUT_FLAT;
-        else
-            return fail(EXIT_USAGE, "--layout '%s': use rows, columns or flat", v);
-    } else if (strcmp(name, "--index") == 0) {
-        if (strcmp(v, "int64") == 0)
-            a->opts.index_type = CLNZ_INDEX_INT64;
-        else if (strcmp(v, "int32") == 0)
-            a->opts.index_type = CLNZ_INDEX_INT32;
-        else if (strcmp(v, "uint32") == 0)
-            a->opts.index_type = CLNZ_INDEX_UINT32;
-        else
-            return fail(EXIT_USAGE, "--index '%s': use int64, int32 or uint32", v);
-    } else if (strcmp(name, "--width") == 0) {
-        if (!parse_i64(v, &w) || w < 0 || w > CLNZ_MAX_RANK)
-            return fail(EXIT_USAGE, "--width '%s': use an integer in 0..%d", v, CLNZ_MAX_RANK);
-        a->opts.width = (int)w;
-    } else if (strcmp(name, "--size") == 0) {
-        if (!parse_i64(v, &a->opts.size) || a->opts.size < 0)
-            return fail(EXIT_USAGE, "--size '%s': use a non-negative integer", v);
-        a->opts.has_size = 1;
-    } else if (strcmp(name, "--order") == 0) {
-        if (strcmp(v, "xy") == 0)
-            a->opts.order = CLNZ_ORDER_XY;
-        else if (strcmp(v, "rc") == 0)
-            a->opts.order = CLNZ_ORDER_ROW_MAJOR;
-        else
-            return fail(EXIT_USAGE, "--order '%s': use rc (row, column) or xy", v);
-    } else if (strcmp(name, "--fill") == 0) {
-        if (!parse_i64(v, &a->opts.fill))
-            return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
-    }
-    return EXIT_OK;
-}
-
-static int parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
-{
-    const char *cmd = is_nonzero ? "nonzero" : "count";
-    for (int i = 2; i < argc; ++i) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(is_nonzero ? usage_nonzero : usage_count, stdout);
-            exit(EXIT_OK);
-        }
-        if (is_nonzero && strcmp(arg, "--batch") == 0) {
-            a->batch = 1;
-            continue;
-        }
-        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->input)
-                return fail(EXIT_USAGE, "unexpected argument '%s' (one INPUT only)", arg);
-            a->input = arg;
-            continue;
-        }
-        const char *v;
-        int k = find_option(arg, is_nonzero, &v);
-        if (k < 0)
-            return fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
-        if (!v) {
-            if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "%s needs a value", option_names[k]);
-            v = argv[++i];
-        }
-        int rc = set_option(option_names[k], v, a);
-        if (rc)
-            return rc;
-    }
-    if (!a->input)
-        return fail(EXIT_USAGE, "missing INPUT (see clnz %s --help)", cmd);
-    if (is_nonzero && !a->output)
-        return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
-    if (a->batch && a->channels)
-        return fail(EXIT_USAGE, "--batch and --channels do not go together");
-    if (a->batch != (a->offsets_out != NULL))
-        return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
-                                         : "--offsets-out needs --batch");
-    if (is_nonzero) {
-        int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
-                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
-                                                              : -1;
-        int64_t hi = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MAX
-                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MAX
-                                                              : UINT32_MAX;
-        if (a->opts.fill < lo || a->opts.fill > hi)
-            return fail(EXIT_USAGE, "--fill %lld does not fit the index type",
-                        (long long)a->opts.fill);
-    }
-    return EXIT_OK;
-}
-
 int open_context(const char *device, clnz_context **ctx)
 {
     char msg[300];
@@ -364,10 +115,12 @@ int open_context(const char *device, clnz_context **ctx)
 static int start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
                  clnz_context **ctx)
 {
-    memset(a, 0, sizeof *a);
-    clnz_nonzero_options_init(&a->opts);
     *ctx = NULL;
-    int rc = parse_args(argc, argv, is_nonzero, a);
+    int rc = cli_parse_args(argc, argv, is_nonzero, a);
+    if (rc == CLI_HELP) {
+        fputs(is_nonzero ? usage_nonzero : usage_count, stdout);
+        return CLI_HELP;
+    }
     if (rc)
         return rc;
     char err[512];
@@ -386,7 +139,7 @@ static int cmd_nonzero(int argc, char **argv)
     clnz_context *ctx;
     int rc = start(argc, argv, 1, &a, &arr, &ctx);
     if (rc)
-        return rc;
+        return rc == CLI_HELP ? EXIT_OK : rc;
     char err[512];
     clnz_result res = {0};
     npy_pending out = {0}, cnt = {0};
@@ -432,7 +185,7 @@ static int cmd_count(int argc, char **argv)
     clnz_context *ctx;
     int rc = start(argc, argv, 0, &a, &arr, &ctx);
     if (rc)
-        return rc;
+        return rc == CLI_HELP ? EXIT_OK : rc;
     clnz_tensor t = npy_tensor(&arr);
     int64_t count = 0;
     clnz_status st;

@@ -31,77 +31,6 @@ static const char usage_where[] =
     "integer array; a float array rounds as numpy does); float64 for two numbers if\n"
     "either is written as a float, else int64.\n";
 
-static int wants_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 2; i < argc; ++i)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return 1;
-        }
-    return 0;
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; NULL if not that option. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t len = strlen(name);
-    const char *arg = argv[*i];
-    if (strncmp(arg, name, len) != 0 || (arg[len] != '\0' && arg[len] != '='))
-        return NULL;
-    if (arg[len] == '=')
-        return arg + len + 1;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-typedef struct {
-    const char *positional[3];
-    int n_positional;
-    const char *output, *mask, *pred, *device;
-} sel_args;
-
-/* Options of both commands; positionals may be negative numbers (where). */
-static int parse(int argc, char **argv, const char *cmd, int max_positional, int with_mask,
-                 sel_args *a)
-{
-    memset(a, 0, sizeof *a);
-    for (int i = 2; i < argc; ++i) {
-        const char *arg = argv[i], *v;
-        cli_number num;
-        int missing = 0;
-        if (arg[0] != '-' || strcmp(arg, "-") == 0 || cli_parse_number(arg, &num) != 0) {
-            if (a->n_positional == max_positional)
-                return fail(EXIT_USAGE, "unexpected argument '%s' (see clnz %s --help)", arg, cmd);
-            a->positional[a->n_positional++] = arg;
-        } else if ((v = option_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = option_value(argc, argv, &i, "--output", &missing))) {
-            a->output = v;
-        } else if ((v = option_value(argc, argv, &i, "--device", &missing))) {
-            a->device = v;
-        } else if (with_mask && (v = option_value(argc, argv, &i, "--mask", &missing))) {
-            a->mask = v;
-        } else if (with_mask && (v = option_value(argc, argv, &i, "--pred", &missing))) {
-            a->pred = v;
-        } else if (missing) {
-            return fail(EXIT_USAGE, "%s needs a value", arg);
-        } else {
-            return fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
-        }
-        if (missing)
-            return fail(EXIT_USAGE, "%s needs a value", arg);
-    }
-    static const char *const names[2][3] = {{"X"}, {"COND", "X", "Y"}};
-    if (a->n_positional < max_positional)
-        return fail(EXIT_USAGE, "missing %s (see clnz %s --help)",
-                    names[max_positional == 3][a->n_positional], cmd);
-    if (!a->output)
-        return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz %s --help)", cmd);
-    return EXIT_OK;
-}
-
 /* Writes a result array to path (temporary file, then rename). */
 static int write_result(const char *path, const clnz_array *r)
 {
@@ -121,17 +50,12 @@ static int write_result(const char *path, const clnz_array *r)
 
 int cmd_select(int argc, char **argv)
 {
-    if (wants_help(argc, argv, usage_select))
-        return EXIT_OK;
     sel_args a;
-    int rc = parse(argc, argv, "select", 1, 1, &a);
+    int rc = cli_parse_sel_args(argc, argv, "select", 1, 1, &a);
+    if (rc == CLI_HELP)
+        fputs(usage_select, stdout);
     if (rc)
-        return rc;
-    clnz_predicate pred = clnz_pred_nonzero();
-    if (a.pred) {
-        if (cli_parse_pred(a.pred, &pred)) /* nonzero's OP:VALUE */
-            return EXIT_USAGE;
-    }
+        return rc == CLI_HELP ? EXIT_OK : rc;
     char err[512];
     npy_array x, m;
     memset(&m, 0, sizeof m);
@@ -147,7 +71,7 @@ int cmd_select(int argc, char **argv)
     if (!rc) {
         clnz_tensor xt = npy_tensor(&x), mt = npy_tensor(&m);
         clnz_status st = clnz_select(ctx, &xt, x.data, a.mask ? &mt : NULL,
-                                     a.mask ? m.data : NULL, &pred, &res);
+                                     a.mask ? m.data : NULL, &a.pred, &res);
         rc = st ? lib_fail(ctx, st, a.positional[0]) : write_result(a.output, &res);
     }
     clnz_array_free(&res);
@@ -184,12 +108,12 @@ static int operand_of(const char *text, const char *name, npy_array *arr, clnz_t
 
 int cmd_where(int argc, char **argv)
 {
-    if (wants_help(argc, argv, usage_where))
-        return EXIT_OK;
     sel_args a;
-    int rc = parse(argc, argv, "where", 3, 0, &a);
+    int rc = cli_parse_sel_args(argc, argv, "where", 3, 0, &a);
+    if (rc == CLI_HELP)
+        fputs(usage_where, stdout);
     if (rc)
-        return rc;
+        return rc == CLI_HELP ? EXIT_OK : rc;
     char err[512];
     npy_array c, x, y;
     clnz_tensor ct, xt, yt;

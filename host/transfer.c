@@ -83,6 +83,8 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
     if (p != dst) /* a driver that mapped a copy after all */
         memcpy(dst, p, bytes);
     e = clEnqueueUnmapMemObject(ch->ctx->queue, buf, p, 0, NULL, NULL);
+    if (e) /* a buffer left mapped is never freed, nor its context with it: once more */
+        e = clEnqueueUnmapMemObject(ch->ctx->queue, buf, p, 0, NULL, NULL);
     if (!e)
         e = clFinish(ch->ctx->queue);
     return CL_CHECK(ch->ctx, e, "clEnqueueUnmapMemObject(result)");

@@ -179,6 +179,11 @@ def test_bad_images_are_errors(tmp_path, rng):
     expect_error(1, "count", tmp_path / "big.pgm", contains="truncated")
     (tmp_path / "bad.pgm").write_bytes(b"P5\n-3 2\n255\n\0\0")
     expect_error(1, "count", tmp_path / "bad.pgm", contains="malformed")
+    # a header that claims 10^10 pixels in a file of 80 bytes: refused before any allocation
+    huge = bytearray(png_bytes([b"\0" * 3], 1, 1, 8, 2))
+    huge[16:33] = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0))[8:]
+    (tmp_path / "huge.png").write_bytes(bytes(huge))
+    expect_error(1, "count", tmp_path / "huge.png", contains="cannot come out of")
     expect_error(2, "count", tmp_path / "a.png", "--channels", "some", contains="any or all")
     expect_error(1, "nonzero", save(tmp_path, np.float32(1), "s.npy"), "--channels", "any",
                  "-o", out, contains="rank >= 1")

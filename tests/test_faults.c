@@ -8,6 +8,7 @@
  * status (or succeeds with the right answer, where clnz has a fallback:
  * a program cache it cannot read), the same context then gives the right
  * answer, and (under make test-asan) nothing leaks. */
+#include "fault_calls.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -41,51 +42,50 @@ static int should_fail(cl_int code)
     return 1;
 }
 
-#define WRAP_ERRCODE(ret, name, code, params, args, errarg)  \
-    ret __real_##name params;                               \
-    ret __wrap_##name params                                \
-    {                                                       \
-        if (should_fail_at(code, #name)) {                  \
-            if (errarg)                                     \
-                *(errarg) = code;                           \
-            return NULL;                                    \
-        }                                                   \
-        return __real_##name args;                          \
-    }
+/* Mappings the library made and has not undone: a buffer left mapped is
+ * never freed, nor the context it holds (valgrind found one, after a failed
+ * unmap), so every call must end with none. */
+static long mapped;
 
+static void count_mapping(const char *name, int ok)
+{
+    if (ok && strcmp(name, "clEnqueueMapBuffer") == 0)
+        ++mapped;
+    if (ok && strcmp(name, "clEnqueueUnmapMemObject") == 0)
+        --mapped;
+}
+
+#define WRAP_OBJECT(ret, name, code, params, args) \
+    ret __real_##name params;                      \
+    ret __wrap_##name params                       \
+    {                                              \
+        if (should_fail_at(code, #name)) {         \
+            if (e)                                 \
+                *e = code;                         \
+            return NULL;                           \
+        }                                          \
+        ret r = __real_##name args;                \
+        count_mapping(#name, r != NULL);           \
+        return r;                                  \
+    }
 #define WRAP_STATUS(name, code, params, args) \
     cl_int __real_##name params;              \
     cl_int __wrap_##name params               \
     {                                         \
         if (should_fail_at(code, #name))      \
             return code;                      \
-        return __real_##name args;            \
+        cl_int r = __real_##name args;        \
+        count_mapping(#name, r == CL_SUCCESS); \
+        return r;                             \
     }
-
-WRAP_ERRCODE(cl_mem, clCreateBuffer, CL_MEM_OBJECT_ALLOCATION_FAILURE,
-             (cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e), (c, f, s, h, e), e)
-WRAP_ERRCODE(cl_kernel, clCreateKernel, CL_OUT_OF_HOST_MEMORY,
-             (cl_program p, const char *n, cl_int *e), (p, n, e), e)
-WRAP_ERRCODE(void *, clEnqueueMapBuffer, CL_MAP_FAILURE,
-             (cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s,
-              cl_uint n, const cl_event *w, cl_event *ev, cl_int *e),
-             (q, b, bl, f, o, s, n, w, ev, e), e)
-WRAP_STATUS(clEnqueueNDRangeKernel, CL_OUT_OF_RESOURCES,
-            (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *o, const size_t *g,
-             const size_t *l, cl_uint n, const cl_event *w, cl_event *e),
-            (q, k, d, o, g, l, n, w, e))
-WRAP_STATUS(clEnqueueReadBuffer, CL_OUT_OF_RESOURCES,
-            (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, cl_uint n,
-             const cl_event *w, cl_event *e),
-            (q, b, bl, o, s, p, n, w, e))
-WRAP_STATUS(clEnqueueFillBuffer, CL_OUT_OF_RESOURCES,
-            (cl_command_queue q, cl_mem b, const void *p, size_t ps, size_t o, size_t s,
-             cl_uint n, const cl_event *w, cl_event *e),
-            (q, b, p, ps, o, s, n, w, e))
-WRAP_STATUS(clBuildProgram, CL_BUILD_PROGRAM_FAILURE,
-            (cl_program p, cl_uint n, const cl_device_id *d, const char *o,
-             void(CL_CALLBACK *cb)(cl_program, void *), void *u),
-            (p, n, d, o, cb, u))
+#define WRAP_AFTER(name, code, params, args)           \
+    cl_int __real_##name params;                       \
+    cl_int __wrap_##name params                        \
+    {                                                  \
+        cl_int e = __real_##name args;                 \
+        return should_fail_at(code, #name) ? code : e; \
+    }
+FAULT_CALLS(WRAP_OBJECT, WRAP_STATUS, WRAP_AFTER)
 
 /* Host allocations of the library (and of this file, but only while armed,
  * i.e. inside the call under test). */
@@ -226,7 +226,7 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
     clnz_status st = clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, N_ELEMS, cnt, 0, 0, NULL,
                                           &ev);
     if (!st) {
-        clWaitForEvents(1, &ev);
+        __real_clWaitForEvents(1, &ev); /* the check's own wait is not under test */
         clReleaseEvent(ev);
         uint64_t z;
         int was = armed;
@@ -261,24 +261,69 @@ static clnz_context *fresh_context(const char *max_alloc)
     return ctx;
 }
 
+/* Cold runs: each context gets an empty program cache, so every program is
+ * compiled from source (clCreateProgramWithSource, clBuildProgram) and
+ * stored (clGetProgramInfo, the cache file's writes). */
+static int cold;
+static char cold_dir[64];
+
+static void cold_begin(void)
+{
+    if (!cold)
+        return;
+    snprintf(cold_dir, sizeof cold_dir, "/tmp/clnz-faults-XXXXXX");
+    if (!mkdtemp(cold_dir))
+        fail_msg("mkdtemp");
+    setenv("CLNZ_CACHE_DIR", cold_dir, 1);
+}
+
+static void cold_end(const char *warm_dir)
+{
+    if (!cold)
+        return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cold_dir);
+    if (system(cmd) != 0)
+        fail_msg("%s", cmd);
+    if (warm_dir)
+        setenv("CLNZ_CACHE_DIR", warm_dir, 1);
+    else
+        unsetenv("CLNZ_CACHE_DIR");
+}
+
 /* Every injection point of a scenario, OpenCL's and the host's. Returns
  * the number of points exercised. */
 static long inject_all(const char *name, scenario run, const char *max_alloc)
 {
+    const char *env = getenv("CLNZ_CACHE_DIR");
+    char warm_dir[1024];
+    snprintf(warm_dir, sizeof warm_dir, "%s", env ? env : "");
+    cold_begin();
     clnz_context *ctx = fresh_context(max_alloc);
     uint64_t want = 0, got = 0;
     TU_CHECK(ctx, run(ctx, &want)); /* warm: programs built, reference result */
+    clnz_stats stats;
+    clnz_context_stats(ctx, &stats);
+    if (cold && (stats.programs_from_source == 0 || stats.programs_from_cache != 0))
+        fail_msg("%s: not cold: %llu programs compiled, %llu from the cache", name,
+                 (unsigned long long)stats.programs_from_source,
+                 (unsigned long long)stats.programs_from_cache);
     clnz_context_release(ctx);
+    cold_end(env ? warm_dir : NULL);
     long k = 1;
     for (;; ++k) {
+        cold_begin();
         ctx = fresh_context(max_alloc);
         calls = 0, fail_at = k, fired = 0, injected = 0;
         armed = 1;
         got = 0;
         clnz_status st = run(ctx, &got);
         armed = 0;
+        if (mapped != 0)
+            fail_msg("%s: point %ld (%s) left %ld buffer(s) mapped", name, k, victim, mapped);
         if (!fired) { /* k is past the last point: all were exercised */
             clnz_context_release(ctx);
+            cold_end(env ? warm_dir : NULL);
             break;
         }
         if (st == CLNZ_SUCCESS) { /* a fallback absorbed the failure: still right */
@@ -302,6 +347,7 @@ static long inject_all(const char *name, scenario run, const char *max_alloc)
             fail_msg("%s: after point %ld (%s) the context gives %s%s", name, k, victim,
                      clnz_status_string(again), again ? "" : " and a wrong result");
         clnz_context_release(ctx);
+        cold_end(env ? warm_dir : NULL);
     }
     print_message("faults: %-10s %ld injection points, every one survived\n", name, k - 1);
     return k - 1;
@@ -321,8 +367,54 @@ static void test_every_injection_point(void **state)
     total += inject_all("batched", run_batched, NULL);
     total += inject_all("channels", run_channels, NULL);
     total += inject_all("sliced", run_sliced, "64K");
+    cold = 1;
+    total += inject_all("cold", run_nonzero, NULL);
+    total += inject_all("cold where", run_where, NULL);
+    cold = 0;
     print_message("faults: %ld injection points in all\n", total);
     assert_true(total > 100);
+}
+
+/* Every point inside clnz_context_create: the injected status (or, for a
+ * host allocation, out of host memory) with a one-line reason and no
+ * context, or a context that works (where a fallback absorbed it: a tuning
+ * file that cannot be read means defaults). */
+static void test_context_creation_faults(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {N_ELEMS};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    int64_t want = 0;
+    TU_CHECK(tu_context(), clnz_count(tu_context(), &t, input, NULL, &want));
+    long k = 1;
+    for (;; ++k) {
+        clnz_context *ctx = (clnz_context *)&k; /* must come back NULL on failure */
+        char msg[256] = "";
+        calls = 0, fail_at = k, fired = 0, injected = 0;
+        armed = 1;
+        clnz_status st = clnz_context_create(NULL, &ctx, msg, sizeof msg);
+        armed = 0;
+        if (!fired) {
+            clnz_context_release(ctx);
+            break;
+        }
+        if (st) {
+            clnz_status expect = injected == -1 ? CLNZ_ERROR_OUT_OF_HOST_MEMORY : injected;
+            if (st != expect || ctx != NULL || !msg[0] || strchr(msg, '\n'))
+                fail_msg("create: point %ld (%s) injected %s: returned %s, context %p, '%s'", k,
+                         victim, clnz_status_string(expect), clnz_status_string(st),
+                         (void *)ctx, msg);
+            continue;
+        }
+        int64_t z = -1;
+        TU_CHECK(ctx, clnz_count(ctx, &t, input, NULL, &z));
+        if (z != want)
+            fail_msg("create: after point %ld (%s) the count is %lld, not %lld", k, victim,
+                     (long long)z, (long long)want);
+        clnz_context_release(ctx);
+    }
+    print_message("faults: create     %ld injection points, every one survived\n", k - 1);
+    assert_true(k - 1 >= 3); /* the context, its queue, the struct at least */
 }
 
 int main(void)
@@ -330,6 +422,7 @@ int main(void)
     tu_seed("test_faults");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_injection_point),
+        cmocka_unit_test(test_context_creation_faults),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();
