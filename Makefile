@@ -5,12 +5,23 @@
 #   make test-asan the same suite built with ASan, UBSan and LSan, in build/asan
 #   make test-tsan the threads suite built with ThreadSanitizer, in build/tsan
 #   make test-valgrind the command-line tests with clnz under valgrind memcheck
+#   make install   PREFIX=/usr/local (and DESTDIR): library, header, clnz, man page, clnz.pc
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 B ?= build
 CFLAGS ?= -O2 -g
-CFLAGS += -pthread -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPIC -Iinclude -Ihost
+CFLAGS += -fvisibility=hidden -pthread -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPIC -Iinclude -Ihost
 LDLIBS = -lOpenCL -lm -pthread
+# The version, from the header; the shared library's SONAME carries MAJOR.
+VERSION := $(shell sed -n 's/^\#define CLNZ_VERSION_STRING "\(.*\)"/\1/p' include/clnz.h)
+MAJOR := $(firstword $(subst ., ,$(VERSION)))
+# make install PREFIX=... DESTDIR=... (and make uninstall with the same)
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c \
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
@@ -32,10 +43,12 @@ TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py
 
-.PHONY: all run test test-asan test-tsan test-valgrind fuzz check-kernels deps clean bench bench-tools
+.PHONY: all run test test-asan test-tsan test-valgrind fuzz install uninstall check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
-$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h
+# Objects depend on the Makefile too: its flags (visibility, sanitizers) change them.
+$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h \
+              Makefile
 	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -43,7 +56,7 @@ $(B)/kernels_src.c: $(KERNEL_ALL) scripts/embed-kernels
 	@mkdir -p build
 	scripts/embed-kernels $@ $(KERNEL_MAIN)
 
-$(B)/obj/kernels_src.o: $(B)/kernels_src.c
+$(B)/obj/kernels_src.o: $(B)/kernels_src.c Makefile
 	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -52,7 +65,7 @@ $(B)/libclnz.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/libclnz.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libclnz.so.0 -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libclnz.so.$(MAJOR) -o $@ $^ $(LDLIBS)
 
 $(B)/clnz: $(CLI_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $(CLI_OBJ) $(B)/libclnz.a -lpng $(LDLIBS)
@@ -83,6 +96,36 @@ $(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/li
 SHIM_CC ?= cc
 $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
 	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl
+
+# The man page, made from the command's own help texts.
+$(B)/clnz.1: $(B)/clnz scripts/manpage
+	$(PYTHON) scripts/manpage $(B)/clnz $@
+
+# The versioned shared library with its two links, the static one, the
+# header, the command and its man page, and clnz.pc for pkg-config.
+install: all $(B)/clnz.1
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 $(B)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION)
+	ln -sf libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(MAJOR)
+	ln -sf libclnz.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libclnz.so
+	install -m 644 $(B)/libclnz.a $(DESTDIR)$(LIBDIR)/libclnz.a
+	install -m 644 include/clnz.h $(DESTDIR)$(INCLUDEDIR)/clnz.h
+	install -m 755 $(B)/clnz $(DESTDIR)$(BINDIR)/clnz
+	install -m 644 $(B)/clnz.1 $(DESTDIR)$(MANDIR)/man1/clnz.1
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: clnz' 'Description: nonzero, select and where on any OpenCL device' \
+	  'Version: $(VERSION)' 'Libs: -L$${libdir} -lclnz' 'Libs.private: -lOpenCL -lm -pthread' \
+	  'Cflags: -I$${includedir}' > $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
+	@# a system-wide install: let the loader know the new library
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	  ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(MAJOR) \
+	  $(DESTDIR)$(LIBDIR)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.a \
+	  $(DESTDIR)$(INCLUDEDIR)/clnz.h $(DESTDIR)$(BINDIR)/clnz \
+	  $(DESTDIR)$(MANDIR)/man1/clnz.1 $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
 
 deps:
 	scripts/deps
@@ -132,9 +175,13 @@ check-kernels:
 test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test: export CLNZ = $(CURDIR)/$(B)/clnz
 test: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
+# the install test builds a program with plain cc: not with a sanitized library
+INSTALL_TEST ?= 1
 test: all $(TEST_BIN) $(B)/fault_shim.so check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
+	@if [ "$(INSTALL_TEST)" = 1 ]; then echo "== make install, used out of tree through pkg-config"; \
+	  tests/test_install.sh $(B); fi
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
 	  $(PYTHON) -m pytest -q $(PYTESTS); fi
 
@@ -152,7 +199,7 @@ test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0:intercep
 test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
-	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" test
+	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 test
 
 # The command-line tests with build/clnz under valgrind memcheck: a wrapper in
 # build/valgrind runs each clnz process under it, logging to

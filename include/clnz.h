@@ -24,6 +24,12 @@
 extern "C" {
 #endif
 
+/* libclnz.so is built with -fvisibility=hidden: it exports what this header
+ * declares and nothing else. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define CLNZ_VERSION_MAJOR 0
 #define CLNZ_VERSION_MINOR 1
 #define CLNZ_VERSION_PATCH 0
@@ -497,6 +503,10 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
 clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
                        const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
                        const clnz_operand *y, const void *y_data, clnz_array *out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
