@@ -201,9 +201,9 @@ test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
 	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 test
 
-# The command-line tests with build/clnz under valgrind memcheck: a wrapper in
-# build/valgrind runs each clnz process under it, logging to
-# build/valgrind/log.PID; any report (an error, or a leak of any kind that
+# The command-line tests with $(B)/clnz under valgrind memcheck: a wrapper in
+# $(B)/valgrind runs each clnz process under it, logging to
+# $(B)/valgrind/log.PID; any report (an error, or a leak of any kind that
 # tests/valgrind.supp does not name) fails the target. Slow: under valgrind
 # PoCL sees a CPU without AVX-512 and compiles its kernels again (a minute
 # or more each, once: they land in build/cache). VALGRIND_PYTESTS picks files.
@@ -213,19 +213,19 @@ VALGRIND = valgrind --quiet --error-exitcode=99 --leak-check=full --num-callers=
            --errors-for-leak-kinds=definite,indirect,possible \
            --suppressions=$(CURDIR)/tests/valgrind.supp
 test-valgrind: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
-test-valgrind: export CLNZ = $(CURDIR)/build/valgrind/clnz
+test-valgrind: export CLNZ = $(CURDIR)/$(B)/valgrind/clnz
 test-valgrind: export CLNZ_TEST_TIMEOUT = 3600
-test-valgrind: export CLNZ_FAULT_SHIM = $(CURDIR)/build/fault_shim.so
-test-valgrind: all build/fault_shim.so
-	@rm -rf build/valgrind && mkdir -p build/valgrind
+test-valgrind: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
+test-valgrind: all $(B)/fault_shim.so
+	@rm -rf $(B)/valgrind && mkdir -p $(B)/valgrind
 	@# hwloc would print that its x86 backend cannot work under valgrind, and PoCL,
 	@# compiling for the CPU valgrind emulates, prints clang's "N warnings generated."
 	@# (never seen outside valgrind): neither is clnz's, so the wrapper drops them
 	@printf '#!/bin/bash\nexport HWLOC_COMPONENTS=-x86\nexec %s --log-file=%s/log.%%p %s "$$@" 2> >(grep -v "^[0-9]* warnings\\? generated\\.$$" >&2)\n' \
-	  "$(VALGRIND)" "$(CURDIR)/build/valgrind" "$(CURDIR)/build/clnz" > build/valgrind/clnz
-	@chmod +x build/valgrind/clnz
+	  "$(VALGRIND)" "$(CURDIR)/$(B)/valgrind" "$(CURDIR)/$(B)/clnz" > $(B)/valgrind/clnz
+	@chmod +x $(B)/valgrind/clnz
 	$(PYTHON) -m pytest -q $(VALGRIND_PYTESTS)
-	@n=$$(ls build/valgrind | grep -c '^log\.'); bad=$$(grep -l . build/valgrind/log.* || true); \
+	@n=$$(ls $(B)/valgrind | grep -c '^log\.'); bad=$$(grep -l . $(B)/valgrind/log.* || true); \
 	if [ -n "$$bad" ]; then cat $$bad; echo "test-valgrind: reports in $$bad"; exit 1; fi; \
 	echo "test-valgrind: $$n clnz processes under memcheck, no report"
 

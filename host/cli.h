@@ -7,6 +7,9 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* What a parser returns for --help: the command prints its usage, exit 0. */
 enum { CLI_HELP = -1 };
+/* A command's exit status when its parser returned rc != EXIT_OK: for
+ * CLI_HELP, usage printed and 0; else rc (the error is printed already). */
+int cli_stop(int rc, const char *usage);
 
 /* Prints "clnz: ..." as one line on stderr and returns code. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

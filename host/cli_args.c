@@ -110,26 +110,51 @@ static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
     return 1;
 }
 
+int cli_stop(int rc, const char *usage)
+{
+    if (rc == CLI_HELP)
+        fputs(usage, stdout);
+    return rc == CLI_HELP ? EXIT_OK : rc;
+}
+
+/* ---- options with a value: "--name VALUE" or "--name=VALUE" ---- */
+enum { NOT_AN_OPTION = -1, NO_VALUE = -2 };
+
+/* Which of names[0..n) argv[*i] is, with its value in *value (taking the
+ * next argument when it is not inline); NOT_AN_OPTION or NO_VALUE else. */
+static int take_option(int argc, char **argv, int *i, const char *const *names, int n,
+                       const char **value)
+{
+    const char *arg = argv[*i];
+    for (int k = 0; k < n; ++k) {
+        size_t len = strlen(names[k]);
+        if (strncmp(arg, names[k], len) != 0 || (arg[len] != '\0' && arg[len] != '='))
+            continue;
+        if (arg[len] == '=')
+            *value = arg + len + 1;
+        else if (*i + 1 < argc)
+            *value = argv[++*i];
+        else
+            return NO_VALUE;
+        return k;
+    }
+    return NOT_AN_OPTION;
+}
+
+/* take_option's failures as usage errors. */
+static int option_error(int k, const char *arg, const char *cmd)
+{
+    return k == NO_VALUE ? fail(EXIT_USAGE, "%s needs a value", arg)
+                         : fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
+}
+
 /* ---- nonzero and count ---- */
 
-/* Options that take a value, as "--name VALUE" or "--name=VALUE". */
+/* Their options that take a value. */
 static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
                                            "--count-out", "--layout", "--index", "--width",
                                            "--size", "--fill", "--order", "--offsets-out"};
 enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
-
-static int find_option(const char *arg, int is_nonzero, const char **inline_value)
-{
-    int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
-    for (int k = 0; k < n; ++k) {
-        size_t len = strlen(option_names[k]);
-        if (strncmp(arg, option_names[k], len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
-            *inline_value = arg[len] == '=' ? arg + len + 1 : NULL;
-            return k;
-        }
-    }
-    return -1;
-}
 
 static int set_option(const char *name, const char *v, cli_args *a)
 {
@@ -213,14 +238,10 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
             continue;
         }
         const char *v;
-        int k = find_option(arg, is_nonzero, &v);
+        int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
+        int k = take_option(argc, argv, &i, option_names, n, &v);
         if (k < 0)
-            return fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
-        if (!v) {
-            if (i + 1 >= argc)
-                return fail(EXIT_USAGE, "%s needs a value", option_names[k]);
-            v = argv[++i];
-        }
+            return option_error(k, arg, cmd);
         int rc = set_option(option_names[k], v, a);
         if (rc)
             return rc;
@@ -249,22 +270,8 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
 }
 
 /* ---- select and where ---- */
-/* "--name VALUE" or "--name=VALUE" at argv[*i]; NULL if not that option. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t len = strlen(name);
-    const char *arg = argv[*i];
-    if (strncmp(arg, name, len) != 0 || (arg[len] != '\0' && arg[len] != '='))
-        return NULL;
-    if (arg[len] == '=')
-        return arg + len + 1;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
+/* Their options that take a value; where takes the first three only. */
+static const char *const sel_option_names[] = {"-o", "--output", "--device", "--mask", "--pred"};
 
 /* Options of both commands; positionals may be negative numbers (where).
  * --help anywhere wins, as for nonzero. */
@@ -279,29 +286,24 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i], *v;
         cli_number num;
-        int missing = 0;
         if (arg[0] != '-' || strcmp(arg, "-") == 0 || cli_parse_number(arg, &num) != 0) {
             if (a->n_positional == max_positional)
                 return fail(EXIT_USAGE, "unexpected argument '%s' (see clnz %s --help)", arg, cmd);
             a->positional[a->n_positional++] = arg;
-        } else if ((v = option_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = option_value(argc, argv, &i, "--output", &missing))) {
-            a->output = v;
-        } else if ((v = option_value(argc, argv, &i, "--device", &missing))) {
-            a->device = v;
-        } else if (with_mask && (v = option_value(argc, argv, &i, "--mask", &missing))) {
-            a->mask = v;
-        } else if (with_mask && (v = option_value(argc, argv, &i, "--pred", &missing))) {
-            char why[300];
-            if (!parse_pred(v, &a->pred, why, sizeof why))
-                return fail(EXIT_USAGE, "%s", why);
-        } else if (missing) {
-            return fail(EXIT_USAGE, "%s needs a value", arg);
-        } else {
-            return fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
+            continue;
         }
-        if (missing)
-            return fail(EXIT_USAGE, "%s needs a value", arg);
+        int k = take_option(argc, argv, &i, sel_option_names, with_mask ? 5 : 3, &v);
+        char why[300];
+        if (k < 0)
+            return option_error(k, arg, cmd);
+        if (k <= 1)
+            a->output = v;
+        else if (k == 2)
+            a->device = v;
+        else if (k == 3)
+            a->mask = v;
+        else if (!parse_pred(v, &a->pred, why, sizeof why))
+            return fail(EXIT_USAGE, "%s", why);
     }
     static const char *const names[2][3] = {{"X"}, {"COND", "X", "Y"}};
     if (a->n_positional < max_positional)

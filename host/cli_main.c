@@ -7,10 +7,7 @@
 #include "cli_npy.h"
 #include "clnz.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +108,13 @@ int open_context(const char *device, clnz_context **ctx)
 }
 
 /* Parses the arguments, reads INPUT and opens the device: what both
- * commands do first. On failure returns the exit status and holds nothing. */
+ * commands do first. On failure returns the exit status (or CLI_HELP, for
+ * cli_stop) and holds nothing. */
 static int start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
                  clnz_context **ctx)
 {
     *ctx = NULL;
     int rc = cli_parse_args(argc, argv, is_nonzero, a);
-    if (rc == CLI_HELP) {
-        fputs(is_nonzero ? usage_nonzero : usage_count, stdout);
-        return CLI_HELP;
-    }
     if (rc)
         return rc;
     char err[512];
@@ -139,7 +133,7 @@ static int cmd_nonzero(int argc, char **argv)
     clnz_context *ctx;
     int rc = start(argc, argv, 1, &a, &arr, &ctx);
     if (rc)
-        return rc == CLI_HELP ? EXIT_OK : rc;
+        return cli_stop(rc, usage_nonzero);
     char err[512];
     clnz_result res = {0};
     npy_pending out = {0}, cnt = {0};
@@ -185,7 +179,7 @@ static int cmd_count(int argc, char **argv)
     clnz_context *ctx;
     int rc = start(argc, argv, 0, &a, &arr, &ctx);
     if (rc)
-        return rc == CLI_HELP ? EXIT_OK : rc;
+        return cli_stop(rc, usage_count);
     clnz_tensor t = npy_tensor(&arr);
     int64_t count = 0;
     clnz_status st;

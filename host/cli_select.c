@@ -52,10 +52,8 @@ int cmd_select(int argc, char **argv)
 {
     sel_args a;
     int rc = cli_parse_sel_args(argc, argv, "select", 1, 1, &a);
-    if (rc == CLI_HELP)
-        fputs(usage_select, stdout);
     if (rc)
-        return rc == CLI_HELP ? EXIT_OK : rc;
+        return cli_stop(rc, usage_select);
     char err[512];
     npy_array x, m;
     memset(&m, 0, sizeof m);
@@ -110,10 +108,8 @@ int cmd_where(int argc, char **argv)
 {
     sel_args a;
     int rc = cli_parse_sel_args(argc, argv, "where", 3, 0, &a);
-    if (rc == CLI_HELP)
-        fputs(usage_where, stdout);
     if (rc)
-        return rc == CLI_HELP ? EXIT_OK : rc;
+        return cli_stop(rc, usage_where);
     char err[512];
     npy_array c, x, y;
     clnz_tensor ct, xt, yt;

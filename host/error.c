@@ -92,7 +92,6 @@ static thread_message *thread_slot(clnz_context *ctx, int create)
     if (!o)
         return m; /* out of memory: share the first slot rather than lose the message */
     o->thread = self;
-    o->claimed = 1;
     o->next = ctx->other_threads;
     ctx->other_threads = o;
     return o;

@@ -28,7 +28,7 @@ typedef struct {
 typedef struct thread_message {
     struct thread_message *next;
     pthread_t thread;
-    int claimed;
+    int claimed; /* the embedded first slot only: whether a thread owns it yet */
     char *long_text; /* malloc'd; a build log can be long */
     char text[CLNZ_MESSAGE_MAX];
     char warning[CLNZ_MESSAGE_MAX]; /* the reader's copy of the context's warning */

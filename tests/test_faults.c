@@ -266,18 +266,23 @@ static clnz_context *fresh_context(const char *max_alloc)
  * stored (clGetProgramInfo, the cache file's writes). */
 static int cold;
 static char cold_dir[64];
+static char warm_dir[1024]; /* the CLNZ_CACHE_DIR a cold run replaces ... */
+static int had_warm_dir;    /* ... if it was set */
 
 static void cold_begin(void)
 {
     if (!cold)
         return;
+    const char *env = getenv("CLNZ_CACHE_DIR");
+    had_warm_dir = env != NULL;
+    snprintf(warm_dir, sizeof warm_dir, "%s", env ? env : "");
     snprintf(cold_dir, sizeof cold_dir, "/tmp/clnz-faults-XXXXXX");
     if (!mkdtemp(cold_dir))
         fail_msg("mkdtemp");
     setenv("CLNZ_CACHE_DIR", cold_dir, 1);
 }
 
-static void cold_end(const char *warm_dir)
+static void cold_end(void)
 {
     if (!cold)
         return;
@@ -285,7 +290,7 @@ static void cold_end(const char *warm_dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cold_dir);
     if (system(cmd) != 0)
         fail_msg("%s", cmd);
-    if (warm_dir)
+    if (had_warm_dir)
         setenv("CLNZ_CACHE_DIR", warm_dir, 1);
     else
         unsetenv("CLNZ_CACHE_DIR");
@@ -295,9 +300,6 @@ static void cold_end(const char *warm_dir)
  * the number of points exercised. */
 static long inject_all(const char *name, scenario run, const char *max_alloc)
 {
-    const char *env = getenv("CLNZ_CACHE_DIR");
-    char warm_dir[1024];
-    snprintf(warm_dir, sizeof warm_dir, "%s", env ? env : "");
     cold_begin();
     clnz_context *ctx = fresh_context(max_alloc);
     uint64_t want = 0, got = 0;
@@ -309,7 +311,7 @@ static long inject_all(const char *name, scenario run, const char *max_alloc)
                  (unsigned long long)stats.programs_from_source,
                  (unsigned long long)stats.programs_from_cache);
     clnz_context_release(ctx);
-    cold_end(env ? warm_dir : NULL);
+    cold_end();
     long k = 1;
     for (;; ++k) {
         cold_begin();
@@ -323,7 +325,7 @@ static long inject_all(const char *name, scenario run, const char *max_alloc)
             fail_msg("%s: point %ld (%s) left %ld buffer(s) mapped", name, k, victim, mapped);
         if (!fired) { /* k is past the last point: all were exercised */
             clnz_context_release(ctx);
-            cold_end(env ? warm_dir : NULL);
+            cold_end();
             break;
         }
         if (st == CLNZ_SUCCESS) { /* a fallback absorbed the failure: still right */
@@ -347,7 +349,7 @@ static long inject_all(const char *name, scenario run, const char *max_alloc)
             fail_msg("%s: after point %ld (%s) the context gives %s%s", name, k, victim,
                      clnz_status_string(again), again ? "" : " and a wrong result");
         clnz_context_release(ctx);
-        cold_end(env ? warm_dir : NULL);
+        cold_end();
     }
     print_message("faults: %-10s %ld injection points, every one survived\n", name, k - 1);
     return k - 1;
