@@ -3,6 +3,8 @@
  * device queries), tile counts, and the scratch the scan levels need. */
 #include "internal.h"
 
+#include <stdio.h>
+
 /* Defaults from the device type. A CPU device runs a work-group as a loop on
  * one core, so it wants a few work-items each walking a long contiguous
  * chunk (measured on PoCL: 4 x 4096 is 3x faster than 64 x 64 for nonzero);
@@ -61,19 +63,17 @@ clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel 
         if (k < limit)
             limit = k;
     }
-    size_t wg;
-    if (ctx->forced_wg) {
-        wg = ctx->forced_wg;
-        if (wg > limit)
-            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                            "work-group size %zu is above what these kernels allow on this "
-                            "device (%zu)",
-                            wg, limit);
-    } else {
-        /* a tuned size that one dtype's kernel cannot take is clamped, not an error */
-        wg = ctx->launch[family].work_group_size;
-        if (wg > limit)
-            wg = limit;
+    /* A forced or tuned size above what this kernel takes is clamped to its
+     * limit rather than refused: the limit (registers, local memory) differs
+     * per compiled variant (dtype, predicate, items), e.g. 256 for most of
+     * them on NVIDIA's driver where the device says 1024, so no caller can
+     * know it beforehand. */
+    size_t wg = ctx->forced_wg ? ctx->forced_wg : ctx->launch[family].work_group_size;
+    if (wg > limit) {
+        if (ctx->debug && ctx->forced_wg) /* CLNZ_DEBUG: the user asked for a log */
+            fprintf(stderr, "clnz: forced work-group size %zu clamped to %zu for this kernel\n",
+                    wg, limit);
+        wg = limit;
     }
     cfg->wg = wg;
     cfg->items = items;

@@ -160,8 +160,11 @@ cl_device_id clnz_context_device(const clnz_context *ctx);
 
 /* Forces the launch parameters of every kernel family: work-items per
  * work-group and elements per work-item. 0, 0 goes back to the tuned or
- * default ones. Any work-group size the device allows gives the same
- * results; tests use this to force each in turn. */
+ * default ones. A size above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE is
+ * refused; a kernel that takes less (its CL_KERNEL_WORK_GROUP_SIZE or local
+ * memory: on NVIDIA's driver most take 256 of the device's 1024) runs with
+ * its own limit instead. Any work-group size gives the same results; tests
+ * use this to force each in turn. */
 clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
                                     size_t items_per_work_item);
 

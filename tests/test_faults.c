@@ -208,18 +208,28 @@ static clnz_status run_channels(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
+/* a blocking read on ctx's own queue (tu_read reads on the shared context's) */
+static void read_back(clnz_context *ctx, cl_mem buf, size_t bytes, void *dst)
+{
+    cl_int e = clEnqueueReadBuffer(clnz_context_queue(ctx), buf, CL_TRUE, 0, bytes, dst, 0, NULL,
+                                   NULL);
+    if (e)
+        fail_msg("clEnqueueReadBuffer: %d", e);
+}
+
 static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
 {
-    /* the device-resident call on buffers made outside the injection */
-    static cl_mem in, out, cnt;
-    if (!in) {
-        cl_int e;
-        cl_context c = clnz_context_cl_context(tu_context());
-        in = __real_clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof input,
-                                   input, &e);
-        out = __real_clCreateBuffer(c, CL_MEM_READ_WRITE, N_ELEMS * 8, NULL, &e);
-        cnt = __real_clCreateBuffer(c, CL_MEM_READ_WRITE, 8, NULL, &e);
-    }
+    /* the device-resident call on buffers made outside the injection, in
+     * this context's own cl_context: a buffer of another context is
+     * CL_INVALID_MEM_OBJECT on NVIDIA's driver (PoCL does not check) */
+    cl_int e;
+    cl_context c = clnz_context_cl_context(ctx);
+    cl_mem in = __real_clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof input,
+                                      input, &e);
+    cl_mem out = __real_clCreateBuffer(c, CL_MEM_READ_WRITE, N_ELEMS * 8, NULL, &e);
+    cl_mem cnt = __real_clCreateBuffer(c, CL_MEM_READ_WRITE, 8, NULL, &e);
+    if (!in || !out || !cnt)
+        fail_msg("clCreateBuffer: %d", e);
     int64_t shape[1] = {N_ELEMS};
     clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
     cl_event ev = NULL;
@@ -231,13 +241,16 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
         uint64_t z;
         int was = armed;
         armed = 0; /* the check's own reads are not under test */
-        tu_read(cnt, 0, 8, &z);
+        read_back(ctx, cnt, 8, &z);
         uint64_t *idx = __real_malloc(z * 8 + 8);
-        tu_read(out, 0, z * 8, idx);
+        read_back(ctx, out, z * 8, idx);
         armed = was;
         *sum = mix(z, idx, z * 8);
         free(idx);
     }
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
     return st;
 }
 
