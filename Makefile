@@ -175,8 +175,10 @@ check-kernels:
 test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test: export CLNZ = $(CURDIR)/$(B)/clnz
 test: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
-# the install test builds a program with plain cc: not with a sanitized library
+# the install test builds a program with plain cc, and python loads the
+# module's library: neither with a sanitized one
 INSTALL_TEST ?= 1
+PYMOD_TEST ?= 1
 test: all $(TEST_BIN) $(B)/fault_shim.so check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
@@ -184,6 +186,9 @@ test: all $(TEST_BIN) $(B)/fault_shim.so check-kernels
 	  tests/test_install.sh $(B); fi
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
 	  $(PYTHON) -m pytest -q $(PYTESTS); fi
+	@if [ "$(PYMOD_TEST)" = 1 ]; then echo "== the Python module against numpy"; \
+	  CLNZ_LIBRARY=$(CURDIR)/$(B)/libclnz.so PYTHONPATH=$(CURDIR)/host/python \
+	  $(PYTHON) -m pytest -q tests/test_python.py; fi
 
 # The whole suite again, host code built with AddressSanitizer,
 # UndefinedBehaviorSanitizer (every report fatal) and LeakSanitizer, in
@@ -199,7 +204,7 @@ test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0:intercep
 test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
-	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 test
+	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 PYMOD_TEST=0 test
 
 # The command-line tests with $(B)/clnz under valgrind memcheck: a wrapper in
 # $(B)/valgrind runs each clnz process under it, logging to

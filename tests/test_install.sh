@@ -3,7 +3,8 @@
 # tree, build tests/install_check.c with nothing but pkg-config (shared and
 # static) and run it; check the SONAME and its links, that the shared
 # library exports clnz_* only, that the man page renders cleanly, and that
-# make uninstall (with DESTDIR) leaves no file behind.
+# make uninstall (with DESTDIR) leaves no file behind; pip installs the
+# Python module from the source tree and it loads the installed library.
 set -eu
 B=${1:-build}
 root=$(mktemp -d /tmp/clnz-install-XXXXXX)
@@ -44,6 +45,19 @@ out=$(./static) || fail "the static build: $out"
 "$prefix/bin/clnz" --version | grep -q "$version" || fail "clnz --version"
 cd - >/dev/null
 
+# the Python module, installed with pip from the source tree (no network: the
+# build backend is the system's setuptools), finds the installed library
+# through pkg-config's clnz.pc alone (no CLNZ_LIBRARY, not on the loader path)
+py=${PYTHON:-/usr/bin/python3}
+$py -m pip install -q --no-build-isolation --no-deps --no-index --target "$root/py" . \
+    >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
+out=$(cd "$root" && env -u CLNZ_LIBRARY PYTHONPATH="$root/py" $py -c '
+import numpy as np, clnz
+a = np.array([[0, 3, 0], [5, 0, 0]], np.int16)[:, ::-1]
+assert np.array_equal(clnz.nonzero(a), np.argwhere(a)), clnz.nonzero(a)
+print("ok", clnz.__version__, clnz.library_version(), clnz.__file__, clnz.library_path())') || fail "the pip-installed module: $out"
+[ "$out" = "ok $version $version $root/py/clnz/__init__.py $lib/libclnz.so.$major" ] || fail "the pip-installed module printed '$out'"
+
 # DESTDIR staging, then uninstall: nothing left but folders
 make -s B="$B" install DESTDIR="$root/stage" PREFIX=/usr/local >/dev/null
 [ -f "$root/stage/usr/local/lib/pkgconfig/clnz.pc" ] || fail "DESTDIR install"
@@ -51,4 +65,4 @@ grep -q '^prefix=/usr/local$' "$root/stage/usr/local/lib/pkgconfig/clnz.pc" || f
 make -s B="$B" uninstall DESTDIR="$root/stage" PREFIX=/usr/local >/dev/null
 left=$(find "$root/stage" ! -type d)
 [ -z "$left" ] || fail "uninstall left: $left"
-echo "test_install: install, pkg-config (shared and static), SONAME, exports, man page, uninstall: ok"
+echo "test_install: install, pkg-config (shared and static), SONAME, exports, man page, uninstall, pip install of the Python module: ok"

@@ -1,0 +1,135 @@
+"""_lib.py: finds libclnz and declares the part of include/clnz.h that the
+module calls, as ctypes types and prototypes. Nothing here knows numpy."""
+import ctypes
+import ctypes.util
+import os
+import subprocess
+
+MAJOR = 0  # CLNZ_VERSION_MAJOR of the library this module was written for
+MAX_RANK = 32
+
+# status codes the module raises with a specific meaning
+ERROR_INVALID_ARGUMENT = -2000
+ERROR_UNSUPPORTED_DTYPE = -2001
+
+# clnz_dtype, in the header's order
+DTYPES = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+          "float16", "float32", "float64"]
+OPS = {"nonzero": 0, "eq": 1, "ne": 2, "lt": 3, "le": 4, "gt": 5, "ge": 6}
+VALUE_INT, VALUE_UINT, VALUE_FLOAT = 0, 1, 2
+LAYOUTS = {"rows": 0, "columns": 1, "flat": 2}
+INDEX_TYPES = {"int64": 0, "int32": 1, "uint32": 2}
+ORDERS = {"rc": 0, "xy": 1}
+
+c_int64_p = ctypes.POINTER(ctypes.c_int64)
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int), ("shape", c_int64_p),
+                ("strides", c_int64_p)]
+
+
+class Value(ctypes.Union):
+    _fields_ = [("i", ctypes.c_int64), ("u", ctypes.c_uint64), ("f", ctypes.c_double)]
+
+
+class Predicate(ctypes.Structure):
+    _fields_ = [("op", ctypes.c_int), ("kind", ctypes.c_int), ("value", Value)]
+
+
+class NonzeroOptions(ctypes.Structure):
+    _fields_ = [("pred", Predicate), ("layout", ctypes.c_int), ("order", ctypes.c_int),
+                ("index_type", ctypes.c_int), ("width", ctypes.c_int), ("has_size", ctypes.c_int),
+                ("size", ctypes.c_int64), ("fill", ctypes.c_int64)]
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("indices", ctypes.c_void_p), ("ndim", ctypes.c_int),
+                ("shape", ctypes.c_int64 * 2), ("count", ctypes.c_int64),
+                ("index_type", ctypes.c_int)]
+
+
+class Array(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+class Operand(ctypes.Structure):
+    _fields_ = [("array", ctypes.POINTER(Tensor)), ("kind", ctypes.c_int), ("value", Value)]
+
+
+class DeviceInfo(ctypes.Structure):
+    _fields_ = [("platform", ctypes.c_int), ("device", ctypes.c_int), ("is_default", ctypes.c_int),
+                ("platform_name", ctypes.c_char * 128), ("device_name", ctypes.c_char * 128),
+                ("device_type", ctypes.c_char * 16), ("version", ctypes.c_char * 128),
+                ("global_mem_size", ctypes.c_uint64), ("max_alloc_size", ctypes.c_uint64),
+                ("tuning", ctypes.c_int)]
+
+
+def _pkg_config_libdir():
+    """The libdir of an installed clnz.pc, for a prefix the loader does not search."""
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "clnz"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _candidates():
+    env = os.environ.get("CLNZ_LIBRARY")
+    if env:  # the user's choice is the only one tried: a wrong path is an error, not a fallback
+        return [env]
+    names = [f"libclnz.so.{MAJOR}"]
+    libdir = _pkg_config_libdir()
+    if libdir:
+        names.append(os.path.join(libdir, f"libclnz.so.{MAJOR}"))
+    found = ctypes.util.find_library("clnz")
+    if found:
+        names.append(found)
+    return names
+
+
+def load():
+    tried = []
+    for name in _candidates():
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as e:
+            tried.append(f"{name} ({e})")
+            continue
+        _declare(lib)
+        major = lib.clnz_version_number() // 10000
+        if major != MAJOR:
+            raise ImportError(f"clnz: {name} is libclnz {lib.clnz_version_string().decode()}, "
+                              f"this module needs major version {MAJOR}")
+        return lib
+    raise ImportError("clnz: cannot load libclnz: tried " + "; ".join(tried) +
+                      ". Install it (make install) or set CLNZ_LIBRARY to libclnz.so's path.")
+
+
+def _declare(lib):
+    P, c_int, c_void_p, c_char_p = ctypes.POINTER, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
+    ctx = c_void_p
+    protos = {
+        "clnz_version_string": (c_char_p, []),
+        "clnz_version_number": (c_int, []),
+        "clnz_status_string": (c_char_p, [c_int]),
+        "clnz_context_create": (c_int, [c_char_p, P(c_void_p), c_char_p, ctypes.c_size_t]),
+        "clnz_context_release": (None, [ctx]),
+        "clnz_context_message": (c_char_p, [ctx]),
+        "clnz_context_device": (c_void_p, [ctx]),
+        "clnz_list_devices": (c_int, [P(DeviceInfo), c_int, P(c_int)]),
+        "clnz_nonzero_options_init": (None, [P(NonzeroOptions)]),
+        "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(NonzeroOptions), P(Result)]),
+        "clnz_result_free": (None, [P(Result)]),
+        "clnz_count": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(ctypes.c_int64)]),
+        "clnz_select": (c_int, [ctx, P(Tensor), c_void_p, P(Tensor), c_void_p, P(Predicate),
+                                P(Array)]),
+        "clnz_where": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(Operand), c_void_p,
+                               P(Operand), c_void_p, P(Array)]),
+        "clnz_array_free": (None, [P(Array)]),
+    }
+    for name, (res, args) in protos.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
