@@ -41,9 +41,10 @@ LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
-          tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py
+          tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
+          tests/test_example.py
 
-.PHONY: all run test test-asan test-tsan test-valgrind fuzz install uninstall check-kernels deps clean bench bench-tools
+.PHONY: all run example test test-asan test-tsan test-valgrind fuzz install uninstall check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
 # Objects depend on the Makefile too: its flags (visibility, sanitizers) change them.
@@ -139,6 +140,16 @@ $(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/cli_npy.o $(B)/libclnz.a
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
 
+# The imaging example (scripts/threshold_example.c): a synthetic night sky
+# thresholded and its bright pixels found on one queue; the marked picture
+# is the README's (scripts/threshold_example.png).
+$(B)/threshold_example: scripts/threshold_example.c include/clnz.h $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/threshold_example.c $(B)/libclnz.a -lpng $(LDLIBS)
+
+example: $(B)/threshold_example
+	$(PYTHON) scripts/example-input $(B)/example-sky.png
+	$(B)/threshold_example $(B)/example-sky.png 120 $(B)/example-points.csv $(B)/example-marked.png
+
 bench: all bench-tools
 	$(PYTHON) scripts/bench
 
@@ -179,7 +190,8 @@ test: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
 # module's library: neither with a sanitized one
 INSTALL_TEST ?= 1
 PYMOD_TEST ?= 1
-test: all $(TEST_BIN) $(B)/fault_shim.so check-kernels
+test: export CLNZ_EXAMPLE = $(CURDIR)/$(B)/threshold_example
+test: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
 	@if [ "$(INSTALL_TEST)" = 1 ]; then echo "== make install, used out of tree through pkg-config"; \
