@@ -27,7 +27,7 @@ LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c 
           host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
           host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
           host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
-          host/chunked.c host/batched.c host/channels.c
+          host/chunked.c host/slices.c host/chunked_items.c host/batched.c host/channels.c
 CLI_SRC = host/cli_main.c host/cli_args.c host/cli_npy.c host/cli_tune.c host/cli_select.c \
           host/cli_image.c
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
@@ -48,7 +48,7 @@ PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
 # Objects depend on the Makefile too: its flags (visibility, sanitizers) change them.
-$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/devices.h host/cli_npy.h host/cli.h \
+$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/slices.h host/devices.h host/cli_npy.h host/cli.h \
               Makefile
 	@mkdir -p $(B)/obj
 	$(CC) $(CFLAGS) -c $< -o $@

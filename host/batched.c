@@ -93,28 +93,15 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
     return st;
 }
 
-clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                 const clnz_nonzero_options *opts, clnz_result *res,
-                                 clnz_array *offsets)
+/* The batched call on an input that fits one allocation (batched_sliced
+ * decides): one upload, the count pass with per-item offsets, one write. */
+clnz_status batched_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_nonzero_options *opts, int width, clnz_result *res,
+                           clnz_array *offsets)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    clnz_status st = nz_result_start(ctx, res);
-    if (st)
-        return st;
-    if (!offsets)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "offsets is NULL");
-    memset(offsets, 0, sizeof *offsets);
-    clnz_nonzero_options defaults, o;
-    tensor_info t;
-    int width;
-    st = tensor_check(ctx, in, &t);
-    if (!st)
-        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
-    if (st)
-        return st;
-    uint64_t batches = (uint64_t)t.shape[0];
+    clnz_nonzero_options o = *opts;
+    clnz_status st = CLNZ_SUCCESS;
+    uint64_t batches = (uint64_t)in->shape[0];
     size_t ib = index_bytes(o.index_type);
     host_run r;
     cl_mem offb = NULL, outb = NULL;
@@ -162,4 +149,28 @@ done:
     free(host);
     free(offs);
     return st;
+}
+
+clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                                 const clnz_nonzero_options *opts, clnz_result *res,
+                                 clnz_array *offsets)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    clnz_status st = nz_result_start(ctx, res);
+    if (st)
+        return st;
+    if (!offsets)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "offsets is NULL");
+    memset(offsets, 0, sizeof *offsets);
+    clnz_nonzero_options defaults, o;
+    tensor_info t;
+    int width;
+    st = tensor_check(ctx, in, &t);
+    if (!st)
+        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
+    if (st)
+        return st;
+    return batched_sliced(ctx, in, data, &o, width, res, offsets);
 }

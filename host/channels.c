@@ -195,28 +195,46 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
     return st;
 }
 
-/* The mask brought home, and nonzero over it on the host's copy (the
- * blocking calls' second half). */
-static clnz_status mask_to_result(clnz_context *ctx, const clnz_tensor *mask_t, cl_mem mask,
-                                  uint64_t pixels, cl_event done,
-                                  const clnz_nonzero_options *o, clnz_result *res)
+/* The pixel mask into host memory, after `done`. */
+static clnz_status read_mask(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl_event done,
+                             unsigned char *dst)
 {
-    unsigned char *host = malloc(pixels ? (size_t)pixels : 1);
-    if (!host)
-        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
-    cl_int e = CL_SUCCESS;
-    if (pixels)
-        e = clEnqueueReadBuffer(ctx->queue, mask, CL_TRUE, 0, (size_t)pixels, host,
-                                done ? 1 : 0, done ? &done : NULL, NULL);
-    clnz_status st = CL_CHECK(ctx, e, "clEnqueueReadBuffer(pixel mask)");
-    if (!st) {
-        clnz_nonzero_options m = mask_options(o);
-        st = clnz_nonzero(ctx, mask_t, host, &m, res);
-    }
-    free(host);
+    if (!pixels)
+        return CLNZ_SUCCESS;
+    cl_int e = clEnqueueReadBuffer(ctx->queue, mask, CL_TRUE, 0, (size_t)pixels, dst,
+                                   done ? 1 : 0, done ? &done : NULL, NULL);
+    return CL_CHECK(ctx, e, "clEnqueueReadBuffer(pixel mask)");
+}
+
+clnz_status channels_mask_host(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                               clnz_channel_rule rule, const clnz_nonzero_options *o,
+                               unsigned char *dst)
+{
+    channel_plan c;
+    cl_mem inb = NULL, mask = NULL;
+    cl_event done = NULL;
+    int64_t base;
+    clnz_status st = channel_plan_make(ctx, in, o, rule, &c);
+    if (!st)
+        st = upload(ctx, &c.t, data, &inb, &base);
+    if (!st)
+        st = mask_buffer(ctx, c.pixels.n, &mask);
+    if (!st)
+        st = channel_mask_enqueue(ctx, &c, inb, base, rule, mask, 0, NULL, &done);
+    if (!st)
+        st = read_mask(ctx, mask, c.pixels.n, done, dst);
+    if (done)
+        clReleaseEvent(done);
+    if (mask)
+        clReleaseMemObject(mask);
+    if (inb)
+        clReleaseMemObject(inb);
     return st;
 }
 
+/* The pixel mask on the host (from one upload, or slice by slice when the
+ * input exceeds one allocation: chunked_items.c), then nonzero over it,
+ * which slices its own way if need be. */
 clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, const void *data,
                                   clnz_channel_rule rule, const clnz_nonzero_options *opts,
                                   clnz_result *res)
@@ -230,28 +248,43 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
-    cl_mem inb = NULL, mask = NULL;
-    cl_event done = NULL;
-    int64_t base;
     st = channel_plan_make(ctx, in, o, rule, &c);
-    if (!st)
-        st = upload(ctx, &c.t, data, &inb, &base);
-    if (!st)
-        st = mask_buffer(ctx, c.pixels.n, &mask);
-    if (!st)
-        st = channel_mask_enqueue(ctx, &c, inb, base, rule, mask, 0, NULL, &done);
-    if (!st)
-        st = mask_to_result(ctx, &c.mask, mask, c.pixels.n, done, o, res);
-    if (done)
-        clReleaseEvent(done);
-    if (mask)
-        clReleaseMemObject(mask);
-    if (inb)
-        clReleaseMemObject(inb);
+    if (st)
+        return st;
+    if (c.pixels.n > SIZE_MAX)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the pixel mask does not fit the address space");
+    unsigned char *host = malloc(c.pixels.n ? (size_t)c.pixels.n : 1);
+    if (!host)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
+    st = channels_mask_sliced(ctx, in, data, rule, o, host);
+    if (!st) {
+        clnz_nonzero_options m = mask_options(o);
+        st = clnz_nonzero(ctx, &c.mask, host, &m, res);
+    }
+    free(host);
     return st;
 }
 
 /* ---- OpenCL images ---- */
+
+/* An image's pixel mask brought home, and nonzero over it on the host's copy
+ * (clnz_image2d_nonzero's second half). */
+static clnz_status mask_to_result(clnz_context *ctx, const clnz_tensor *mask_t, cl_mem mask,
+                                  uint64_t pixels, cl_event done,
+                                  const clnz_nonzero_options *o, clnz_result *res)
+{
+    unsigned char *host = malloc(pixels ? (size_t)pixels : 1);
+    if (!host)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
+    clnz_status st = read_mask(ctx, mask, pixels, done, host);
+    if (!st) {
+        clnz_nonzero_options m = mask_options(o);
+        st = clnz_nonzero(ctx, mask_t, host, &m, res);
+    }
+    free(host);
+    return st;
+}
+
 
 typedef struct {
     int channels, read; /* read: 0 read_imageui, 1 read_imagei, 2 read_imagef */

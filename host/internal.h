@@ -327,6 +327,24 @@ const clnz_nonzero_options *nz_options_or_defaults(const clnz_nonzero_options *o
 /* How a blocking nonzero call starts (ctx not NULL): the message cleared,
  * res checked and zeroed. */
 clnz_status nz_result_start(clnz_context *ctx, clnz_result *res);
+
+/* The channel rule's pixel mask (one byte per pixel, C order) of a host
+ * array into dst: channels.c for an input that fits one allocation,
+ * chunked_items.c for any (slice by slice). */
+clnz_status channels_mask_host(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                               clnz_channel_rule rule, const clnz_nonzero_options *o,
+                               unsigned char *dst);
+clnz_status channels_mask_sliced(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                                 clnz_channel_rule rule, const clnz_nonzero_options *o,
+                                 unsigned char *dst);
+/* Blocking batched nonzero on checked options: batched.c for an input that
+ * fits one allocation, chunked_items.c for any. */
+clnz_status batched_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_nonzero_options *opts, int width, clnz_result *res,
+                           clnz_array *offsets);
+clnz_status batched_sliced(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                           const clnz_nonzero_options *o, int width, clnz_result *res,
+                           clnz_array *offsets);
 /* Checks width, index range and fill before any work; *width gets the width. */
 clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
                              const clnz_nonzero_options *opts, int *width);

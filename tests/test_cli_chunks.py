@@ -52,3 +52,26 @@ def test_select_and_where_in_slices(tmp_path, rng, shape):
     expect(np.load(out), np.where(m, x, y), "where")
     run("where", ms, "2.5", ys, "-o", out)
     expect(np.load(out), np.where(m, 2.5, y), "where scalar")
+
+
+@pytest.mark.parametrize("shape", [(40, 90, 3), (7, 2000, 4), (2, 1, 3000, 2)])
+@pytest.mark.parametrize("rule", ["any", "all"])
+def test_channel_rule_in_slices(tmp_path, rng, shape, rule):
+    a = random_array(rng, "u2", shape, density=0.6)
+    inp, out = save(tmp_path, a), tmp_path / "o.npy"
+    sel = (a != 0).any(axis=-1) if rule == "any" else (a != 0).all(axis=-1)
+    run("nonzero", inp, "-o", out, "--channels", rule)
+    expect(np.load(out), np.argwhere(sel), rule)
+    assert int(run("count", inp, "--channels", rule).stdout) == np.count_nonzero(sel)
+
+
+@pytest.mark.parametrize("shape", [(300, 4, 5), (6, 50, 70), (3, 5000)])
+def test_batches_in_slices(tmp_path, rng, shape):
+    # many items to a slice, and items larger than the limit (cut on their own)
+    a = random_array(rng, "f4", shape, density=0.3)
+    inp, out, off = save(tmp_path, a), tmp_path / "o.npy", tmp_path / "off.npy"
+    run("nonzero", inp, "-o", out, "--batch", "--offsets-out", off)
+    items = [np.argwhere(a[b]) for b in range(shape[0])]
+    expect(np.load(out), np.concatenate(items), "entries")
+    expect(np.load(off), np.concatenate([[0], np.cumsum([len(i) for i in items])]).astype(np.int64),
+           "offsets")

@@ -1,7 +1,7 @@
 /* test_large.c: the blocking calls on inputs larger than one device
  * allocation, cut into slices (host/chunked.c): against the sequential
  * reference on random views with the allocation limit lowered
- * (CLNZ_MAX_ALLOC), and a real 5 * 2^30-element u8 array with nonzeros at
+ * (CLNZ_MAX_ALLOC), the channel rule and batches too (chunked_items.c), and a real 5 * 2^30-element u8 array with nonzeros at
  * both ends and around 2^31 and 2^32, past what 32-bit offsets can name. */
 #include "testutil.h"
 
@@ -142,6 +142,119 @@ static void test_select_and_where_slices(void **state)
     clnz_context_release(ctx);
 }
 
+/* Compares a result's entries (widened) with a reference's. */
+static void expect_entries(const clnz_result *res, const int64_t *want, int64_t n,
+                           const char *what)
+{
+    int64_t *got = tu_widen(res->indices, res->index_type, (size_t)n);
+    for (int64_t i = 0; i < n; ++i)
+        if (got[i] != want[i])
+            fail_msg("%s: index %lld of %lld: got %lld want %lld", what, (long long)i,
+                     (long long)n, (long long)got[i], (long long)want[i]);
+    free(got);
+}
+
+/* The channel rule through an 8 KiB limit: a reversed (H, W, 3) f32 view
+ * cut into pixel slices (never inside a pixel), any and all; against the
+ * nonzero of a pixel mask made here with plain loops. */
+static void test_channel_rule_slices(void **state)
+{
+    (void)state;
+    clnz_context *ctx = limited_context("8K");
+    int64_t shape[3] = {61, 47, 3}, strides[3] = {-47 * 3, -3, -1}, n = 61 * 47 * 3;
+    float *x = malloc((size_t)n * 4);
+    tu_fill(CLNZ_F32, x, (size_t)n, 0.4);
+    const float *first = x + n - 1; /* logical element 0 of the reversed view */
+    clnz_tensor t = {CLNZ_F32, 3, shape, strides};
+    int64_t mshape[2] = {61, 47};
+    uint8_t *mask = malloc(61 * 47);
+    clnz_tensor mt = {CLNZ_U8, 2, mshape, NULL};
+    for (int rule = 0; rule < 2; ++rule) {
+        for (int64_t p = 0; p < 61 * 47; ++p) {
+            int any = 0, all = 1;
+            for (int c = 0; c < 3; ++c) {
+                int on = first[-(p * 3 + c)] > 0.5f;
+                any |= on, all &= on;
+            }
+            mask[p] = (uint8_t)(rule == CLNZ_CHANNELS_ALL ? all : any);
+        }
+        for (int layout = 0; layout < 3; ++layout) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)layout;
+            o.index_type = (clnz_index_type)((layout + rule) % 3);
+            if (layout != CLNZ_LAYOUT_FLAT && rule)
+                o.order = CLNZ_ORDER_XY;
+            int64_t z, entries;
+            int per_entry;
+            int64_t *want = tu_ref_nonzero(&mt, mask, &o, &z, &entries, &per_entry);
+            o.pred = clnz_pred_float(CLNZ_OP_GT, 0.5);
+            clnz_result res;
+            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, first, (clnz_channel_rule)rule, &o,
+                                                &res));
+            assert_int_equal(res.count, z);
+            expect_entries(&res, want, entries * per_entry, rule ? "all" : "any");
+            clnz_result_free(&res);
+            free(want);
+        }
+    }
+    free(mask);
+    free(x);
+    clnz_context_release(ctx);
+}
+
+/* Batched nonzero through a 4 KiB limit: many small items per slice, and
+ * items larger than the limit (each cut on its own); every index type, both
+ * orders; against the reference run item by item. */
+static void test_batched_slices(void **state)
+{
+    (void)state;
+    clnz_context *ctx = limited_context("4K");
+    int64_t shapes[3][3] = {{200, 3, 5}, {5, 40, 61}, {3, 1, 9000}};
+    for (int s = 0; s < 3; ++s) {
+        int64_t *shape = shapes[s], n = shape[0] * shape[1] * shape[2];
+        float *x = malloc((size_t)n * 4);
+        tu_fill(CLNZ_F32, x, (size_t)n, s == 1 ? 0.7 : 0.2);
+        clnz_tensor t = {CLNZ_F32, 3, shape, NULL};
+        for (int v = 0; v < 3; ++v) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.index_type = (clnz_index_type)v;
+            o.order = v == 1 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+            clnz_result res;
+            clnz_array offs;
+            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, x, &o, &res, &offs));
+            assert_int_equal(offs.shape[0], shape[0] + 1);
+            const int64_t *off = offs.data;
+            int64_t *all = tu_widen(res.indices, res.index_type, (size_t)res.count * 2);
+            int64_t item_shape[2] = {shape[1], shape[2]}, done = 0;
+            clnz_tensor it = {CLNZ_F32, 2, item_shape, NULL};
+            for (int64_t b = 0; b < shape[0]; ++b) {
+                int64_t z, entries;
+                int per_entry;
+                int64_t *want = tu_ref_nonzero(&it, x + b * shape[1] * shape[2], &o, &z,
+                                               &entries, &per_entry);
+                if (off[b] != done || off[b + 1] != done + z)
+                    fail_msg("shape %d item %lld: offsets %lld..%lld, want %lld..%lld", s,
+                             (long long)b, (long long)off[b], (long long)off[b + 1],
+                             (long long)done, (long long)(done + z));
+                for (int64_t i = 0; i < z * 2; ++i)
+                    if (all[done * 2 + i] != want[i])
+                        fail_msg("shape %d item %lld entry value %lld differs", s, (long long)b,
+                                 (long long)i);
+                done += z;
+                free(want);
+            }
+            assert_int_equal(res.count, done);
+            free(all);
+            clnz_result_free(&res);
+            clnz_array_free(&offs);
+        }
+        free(x);
+    }
+    clnz_context_release(ctx);
+}
+
 /* 5 * 2^30 u8 elements (calloc: the zero pages cost no memory until read),
  * more than the device's largest allocation and than 2^32. */
 static void test_five_gib_past_2_32(void **state)
@@ -207,6 +320,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slices_match_the_reference),
         cmocka_unit_test(test_select_and_where_slices),
+        cmocka_unit_test(test_channel_rule_slices),
+        cmocka_unit_test(test_batched_slices),
         cmocka_unit_test(test_five_gib_past_2_32),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
