@@ -141,8 +141,8 @@ $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
 
 # The imaging example (scripts/threshold_example.c): a synthetic night sky
-# thresholded and its bright pixels found on one queue; the marked picture
-# is the README's (scripts/threshold_example.png).
+# thresholded and its bright pixels found on one queue, into build/; the
+# README shows copies (scripts/threshold_example_in.png, _out.png).
 $(B)/threshold_example: scripts/threshold_example.c include/clnz.h $(B)/libclnz.a
 	$(CC) $(CFLAGS) -o $@ scripts/threshold_example.c $(B)/libclnz.a -lpng $(LDLIBS)
 

@@ -129,6 +129,8 @@ clnz_status batched_sliced(clnz_context *ctx, const clnz_tensor *in, const void 
      * entries do not fit one allocation is halved, down to one item, which
      * then goes alone */
     int64_t run = c.d == 0 ? c.k : 0;
+    if (fits) /* the whole batch was just tried: start with halves */
+        run /= 2;
     for (uint64_t b = 0; !st && b < batches;) {
         int64_t k = run < (int64_t)(batches - b) ? run : (int64_t)(batches - b);
         if (k > 0) {

@@ -208,15 +208,6 @@ static clnz_status run_channels(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
-/* a blocking read on ctx's own queue (tu_read reads on the shared context's) */
-static void read_back(clnz_context *ctx, cl_mem buf, size_t bytes, void *dst)
-{
-    cl_int e = clEnqueueReadBuffer(clnz_context_queue(ctx), buf, CL_TRUE, 0, bytes, dst, 0, NULL,
-                                   NULL);
-    if (e)
-        fail_msg("clEnqueueReadBuffer: %d", e);
-}
-
 static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
 {
     /* the device-resident call on buffers made outside the injection, in
@@ -241,9 +232,9 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
         uint64_t z;
         int was = armed;
         armed = 0; /* the check's own reads are not under test */
-        read_back(ctx, cnt, 8, &z);
+        tu_read_on(clnz_context_queue(ctx), cnt, 0, 8, &z);
         uint64_t *idx = __real_malloc(z * 8 + 8);
-        read_back(ctx, out, z * 8, idx);
+        tu_read_on(clnz_context_queue(ctx), out, 0, z * 8, idx);
         armed = was;
         *sum = mix(z, idx, z * 8);
         free(idx);

@@ -293,12 +293,16 @@ cl_mem tu_buffer(size_t bytes, const void *init)
     return m;
 }
 
-void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst)
+void tu_read_on(cl_command_queue q, cl_mem buf, size_t off, size_t bytes, void *dst)
 {
-    cl_int e = clEnqueueReadBuffer(clnz_context_queue(tu_context()), buf, CL_TRUE, off, bytes,
-                                   dst, 0, NULL, NULL);
+    cl_int e = clEnqueueReadBuffer(q, buf, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
     if (e)
         fail_msg("clEnqueueReadBuffer: %d", e);
+}
+
+void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst)
+{
+    tu_read_on(clnz_context_queue(tu_context()), buf, off, bytes, dst);
 }
 
 static char g_cache[64];

@@ -54,6 +54,8 @@ const char *tu_cache_dir(void);
 /* Device buffer from host bytes (read-write). */
 cl_mem tu_buffer(size_t bytes, const void *init);
 void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst);
+/* The same on another context's queue. */
+void tu_read_on(cl_command_queue q, cl_mem buf, size_t off, size_t bytes, void *dst);
 
 #define TU_CHECK(ctx, call)                                                         \
     do {                                                                            \

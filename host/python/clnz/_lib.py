@@ -8,10 +8,6 @@ import subprocess
 MAJOR = 0  # CLNZ_VERSION_MAJOR of the library this module was written for
 MAX_RANK = 32
 
-# status codes the module raises with a specific meaning
-ERROR_INVALID_ARGUMENT = -2000
-ERROR_UNSUPPORTED_DTYPE = -2001
-
 # clnz_dtype, in the header's order
 DTYPES = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
           "float16", "float32", "float64"]
