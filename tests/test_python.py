@@ -214,6 +214,12 @@ def test_where_scalars_and_dtype_rules(rng):
     assert got.dtype == np.float64 and np.array_equal(got, np.where(cond, 1.0, 2.5))
     got = clnz.where(x, x, -1.0, pred=("gt", 0))
     assert np.array_equal(got, np.where(x > 0, x, np.float32(-1)))
+    # numpy scalars are 0-d arrays with their dtype, np.float64 (a Python float too) included
+    got = clnz.where(cond, x.astype(np.float64), np.float64(2))
+    assert got.dtype == np.float64 and np.array_equal(got, np.where(cond, x, 2.0), equal_nan=True)
+    with pytest.raises(clnz.Error) as e:
+        clnz.where(cond, x, np.float64(2))
+    assert e.value.name == "CLNZ_ERROR_DTYPE_MISMATCH"
     with pytest.raises(clnz.Error) as e:  # 0.5 does not fit an integer array
         clnz.where(cond, i8, 0.5)
     assert e.value.name == "CLNZ_ERROR_INVALID_VALUE"

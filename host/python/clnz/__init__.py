@@ -330,7 +330,8 @@ def select(x, mask=None, pred=None, context=None):
 def _operand(v, what):
     """An array (numpy scalars count as 0-d arrays: they have a dtype) or a
     Python int or float."""
-    if isinstance(v, (bool, int, float)):
+    # np.float64 is a Python float too: check for numpy's scalars first
+    if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
         kind, value = _value(v, what)
         return _lib.Operand(None, kind, value), None
     src = _Input(v, what)
