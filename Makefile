@@ -23,13 +23,11 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-LIB_SRC = host/error.c host/devices.c host/context.c host/program.c host/plan.c \
-          host/launch.c host/tensor.c host/predicate.c host/scan.c host/nz_stages.c \
-          host/enqueue.c host/host_api.c host/cache.c host/program_cache.c \
-          host/tune_store.c host/tune.c host/transfer.c host/select.c host/where.c \
-          host/chunked.c host/slices.c host/chunked_items.c host/batched.c host/channels.c
-CLI_SRC = host/cli_main.c host/cli_args.c host/cli_npy.c host/cli_tune.c host/cli_select.c \
-          host/cli_image.c
+LIB_SRC = $(wildcard host/core/*.c host/tune/*.c host/strategy/*.c host/ops/*.c host/slices/*.c)
+CLI_SRC = $(wildcard host/cli/*.c host/io/*.c)
+LIB_HDR = include/clnz.h $(wildcard host/core/*.h host/tune/*.h host/strategy/*.h host/ops/*.h \
+          host/slices/*.h)
+CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
               kernels/image.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
@@ -48,9 +46,8 @@ PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
 # Objects depend on the Makefile too: its flags (visibility, sanitizers) change them.
-$(B)/obj/%.o: host/%.c include/clnz.h host/internal.h host/slices.h host/devices.h host/cli_npy.h host/cli.h \
-              Makefile
-	@mkdir -p $(B)/obj
+$(B)/obj/%.o: host/%.c $(LIB_HDR) $(CLI_HDR) Makefile
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/kernels_src.c: $(KERNEL_ALL) scripts/embed-kernels
@@ -134,8 +131,8 @@ deps:
 # The benchmark's helpers (scripts/bench builds them itself through this).
 bench-tools: $(B)/bench_clnz $(B)/membw
 
-$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/cli_npy.o $(B)/libclnz.a
-	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/cli_npy.o $(B)/libclnz.a $(LDLIBS)
+$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/libclnz.a $(LDLIBS)
 
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
@@ -263,7 +260,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = fuzz_array fuzz_cache fuzz_args
 
-$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/cli_image.c host/cli_npy.c $(LIB_SRC) \
+$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/io/image.c host/io/npy.c $(LIB_SRC) \
                       $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lpng $(LDLIBS)
@@ -272,7 +269,7 @@ $(B)/fuzz/fuzz_cache: tests/fuzz/fuzz_cache.c $(LIB_SRC) $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli_args.c $(LIB_SRC) $(B)/kernels_src.c
+$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli/args.c $(LIB_SRC) $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 

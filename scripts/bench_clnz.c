@@ -12,7 +12,7 @@
  *                   into a fresh malloc'd result, freed after each run);
  *   host_count:     clnz_count on the host array.
  */
-#include "cli_npy.h"
+#include "io/io.h"
 #include "clnz.h"
 
 #include <stdio.h>

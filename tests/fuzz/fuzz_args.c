@@ -1,11 +1,11 @@
 /* fuzz_args.c: libFuzzer target for the command line's parsers
- * (host/cli_args.c), which take whatever a script or a user types. The
+ * (host/cli/args.c), which take whatever a script or a user types. The
  * input is a command line: its first byte picks nonzero, count, select or
  * where, and the rest is split into arguments at newlines. A parser must
  * return OK, help or a usage error, and what it accepts must be within the
  * checks the commands rely on. Run with -close_fd_mask=2: usage errors go to
  * stderr. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * bytes become a file (the readers take paths); whatever they hold, the
  * reader must return an array or a one-line error, never crash, leak or
  * read out of bounds (the target is built with ASan and UBSan). */
-#include "cli_npy.h"
+#include "io/io.h"
 
 #include <stdio.h>
 #include <stdlib.h>

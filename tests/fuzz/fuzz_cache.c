@@ -3,7 +3,9 @@
  * the tuning file (tune_store_parse, exact and vendor keys) and the
  * program-binary file (program_cache_parse). They must accept only what
  * they wrote and never read outside the bytes. */
-#include "internal.h"
+#include "core/context.h"
+#include "tune/tune.h"
+#include "core/program.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,315 @@
+/* args.c: the command line's parsers: numbers, predicates, and the
+ * options of nonzero, count, select and where. They return a status (and
+ * print a usage error) but never exit or touch a file, so that the fuzzer
+ * (tests/fuzz/fuzz_args.c) can drive them. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every error of the command goes through here: one line, "clnz: " first. */
+int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("clnz: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+/* ---- option values ---- */
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int is_integer_text(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        ++s;
+    if (!*s)
+        return 0;
+    for (; *s; ++s)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+int cli_parse_number(const char *v, cli_number *num)
+{
+    if (is_integer_text(v)) {
+        char *end;
+        errno = 0;
+        long long i = strtoll(v, &end, 10);
+        if (!errno) {
+            num->kind = CLNZ_VALUE_INT, num->i = i;
+            return 1;
+        }
+        errno = 0;
+        unsigned long long u = strtoull(v, &end, 10);
+        if (*v != '-' && !errno) {
+            num->kind = CLNZ_VALUE_UINT, num->u = u;
+            return 1;
+        }
+        return -1;
+    }
+    char *end;
+    double f = strtod(v, &end);
+    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
+        return 0;
+    num->kind = CLNZ_VALUE_FLOAT, num->f = f;
+    return 1;
+}
+
+/* OP:VALUE, VALUE a Python int or float literal. */
+static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
+{
+    static const struct {
+        const char *name;
+        clnz_op op;
+    } ops[] = {{"eq", CLNZ_OP_EQ}, {"ne", CLNZ_OP_NE}, {"lt", CLNZ_OP_LT},
+               {"le", CLNZ_OP_LE}, {"gt", CLNZ_OP_GT}, {"ge", CLNZ_OP_GE}};
+    const char *colon = strchr(s, ':');
+    if (!colon) {
+        snprintf(why, n, "--pred '%s' is not OP:VALUE", s);
+        return 0;
+    }
+    int found = -1;
+    for (int i = 0; i < 6; ++i)
+        if ((size_t)(colon - s) == 2 && strncmp(s, ops[i].name, 2) == 0)
+            found = i;
+    if (found < 0) {
+        snprintf(why, n, "--pred '%s': OP must be eq, ne, lt, le, gt or ge", s);
+        return 0;
+    }
+    clnz_op op = ops[found].op;
+    cli_number num;
+    int r = cli_parse_number(colon + 1, &num);
+    if (r == 0) {
+        snprintf(why, n, "--pred '%s': VALUE is not a number", s);
+        return 0;
+    }
+    if (r < 0) {
+        snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
+        return 0;
+    }
+    *p = num.kind == CLNZ_VALUE_INT    ? clnz_pred_int(op, num.i)
+         : num.kind == CLNZ_VALUE_UINT ? clnz_pred_uint(op, num.u)
+                                       : clnz_pred_float(op, num.f);
+    return 1;
+}
+
+int cli_stop(int rc, const char *usage)
+{
+    if (rc == CLI_HELP)
+        fputs(usage, stdout);
+    return rc == CLI_HELP ? EXIT_OK : rc;
+}
+
+/* ---- options with a value: "--name VALUE" or "--name=VALUE" ---- */
+enum { NOT_AN_OPTION = -1, NO_VALUE = -2 };
+
+/* Which of names[0..n) argv[*i] is, with its value in *value (taking the
+ * next argument when it is not inline); NOT_AN_OPTION or NO_VALUE else. */
+static int take_option(int argc, char **argv, int *i, const char *const *names, int n,
+                       const char **value)
+{
+    const char *arg = argv[*i];
+    for (int k = 0; k < n; ++k) {
+        size_t len = strlen(names[k]);
+        if (strncmp(arg, names[k], len) != 0 || (arg[len] != '\0' && arg[len] != '='))
+            continue;
+        if (arg[len] == '=')
+            *value = arg + len + 1;
+        else if (*i + 1 < argc)
+            *value = argv[++*i];
+        else
+            return NO_VALUE;
+        return k;
+    }
+    return NOT_AN_OPTION;
+}
+
+/* take_option's failures as usage errors. */
+static int option_error(int k, const char *arg, const char *cmd)
+{
+    return k == NO_VALUE ? fail(EXIT_USAGE, "%s needs a value", arg)
+                         : fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
+}
+
+/* ---- nonzero and count ---- */
+
+/* Their options that take a value. */
+static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
+                                           "--count-out", "--layout", "--index", "--width",
+                                           "--size", "--fill", "--order", "--offsets-out"};
+enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
+
+static int set_option(const char *name, const char *v, cli_args *a)
+{
+    char why[300];
+    int64_t w;
+    if (strcmp(name, "--pred") == 0) {
+        if (!parse_pred(v, &a->opts.pred, why, sizeof why))
+            return fail(EXIT_USAGE, "%s", why);
+    } else if (strcmp(name, "--device") == 0) {
+        a->device = v;
+    } else if (strcmp(name, "--channels") == 0) {
+        if (strcmp(v, "any") == 0)
+            a->channels = 1 + CLNZ_CHANNELS_ANY;
+        else if (strcmp(v, "all") == 0)
+            a->channels = 1 + CLNZ_CHANNELS_ALL;
+        else
+            return fail(EXIT_USAGE, "--channels '%s': use any or all", v);
+    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+        a->output = v;
+    } else if (strcmp(name, "--count-out") == 0) {
+        a->count_out = v;
+    } else if (strcmp(name, "--offsets-out") == 0) {
+        a->offsets_out = v;
+    } else if (strcmp(name, "--layout") == 0) {
+        if (strcmp(v, "rows") == 0)
+            a->opts.layout = CLNZ_LAYOUT_ROWS;
+        else if (strcmp(v, "columns") == 0)
+            a->opts.layout = CLNZ_LAYOUT_COLUMNS;
+        else if (strcmp(v, "flat") == 0)
+            a->opts.layout = CLNZ_LAYOUT_FLAT;
+        else
+            return fail(EXIT_USAGE, "--layout '%s': use rows, columns or flat", v);
+    } else if (strcmp(name, "--index") == 0) {
+        if (strcmp(v, "int64") == 0)
+            a->opts.index_type = CLNZ_INDEX_INT64;
+        else if (strcmp(v, "int32") == 0)
+            a->opts.index_type = CLNZ_INDEX_INT32;
+        else if (strcmp(v, "uint32") == 0)
+            a->opts.index_type = CLNZ_INDEX_UINT32;
+        else
+            return fail(EXIT_USAGE, "--index '%s': use int64, int32 or uint32", v);
+    } else if (strcmp(name, "--width") == 0) {
+        if (!parse_i64(v, &w) || w < 0 || w > CLNZ_MAX_RANK)
+            return fail(EXIT_USAGE, "--width '%s': use an integer in 0..%d", v, CLNZ_MAX_RANK);
+        a->opts.width = (int)w;
+    } else if (strcmp(name, "--size") == 0) {
+        if (!parse_i64(v, &a->opts.size) || a->opts.size < 0)
+            return fail(EXIT_USAGE, "--size '%s': use a non-negative integer", v);
+        a->opts.has_size = 1;
+    } else if (strcmp(name, "--order") == 0) {
+        if (strcmp(v, "xy") == 0)
+            a->opts.order = CLNZ_ORDER_XY;
+        else if (strcmp(v, "rc") == 0)
+            a->opts.order = CLNZ_ORDER_ROW_MAJOR;
+        else
+            return fail(EXIT_USAGE, "--order '%s': use rc (row, column) or xy", v);
+    } else if (strcmp(name, "--fill") == 0) {
+        if (!parse_i64(v, &a->opts.fill))
+            return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
+    }
+    return EXIT_OK;
+}
+
+int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
+{
+    const char *cmd = is_nonzero ? "nonzero" : "count";
+    memset(a, 0, sizeof *a);
+    clnz_nonzero_options_init(&a->opts);
+    for (int i = 2; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return CLI_HELP;
+        if (is_nonzero && strcmp(arg, "--batch") == 0) {
+            a->batch = 1;
+            continue;
+        }
+        if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (a->input)
+                return fail(EXIT_USAGE, "unexpected argument '%s' (one INPUT only)", arg);
+            a->input = arg;
+            continue;
+        }
+        const char *v;
+        int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
+        int k = take_option(argc, argv, &i, option_names, n, &v);
+        if (k < 0)
+            return option_error(k, arg, cmd);
+        int rc = set_option(option_names[k], v, a);
+        if (rc)
+            return rc;
+    }
+    if (!a->input)
+        return fail(EXIT_USAGE, "missing INPUT (see clnz %s --help)", cmd);
+    if (is_nonzero && !a->output)
+        return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
+    if (a->batch && a->channels)
+        return fail(EXIT_USAGE, "--batch and --channels do not go together");
+    if (a->batch != (a->offsets_out != NULL))
+        return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
+                                         : "--offsets-out needs --batch");
+    if (is_nonzero) {
+        int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
+                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
+                                                              : -1;
+        int64_t hi = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MAX
+                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MAX
+                                                              : UINT32_MAX;
+        if (a->opts.fill < lo || a->opts.fill > hi)
+            return fail(EXIT_USAGE, "--fill %lld does not fit the index type",
+                        (long long)a->opts.fill);
+    }
+    return EXIT_OK;
+}
+
+/* ---- select and where ---- */
+/* Their options that take a value; where takes the first three only. */
+static const char *const sel_option_names[] = {"-o", "--output", "--device", "--mask", "--pred"};
+
+/* Options of both commands; positionals may be negative numbers (where).
+ * --help anywhere wins, as for nonzero. */
+int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
+                       int with_mask, sel_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->pred = clnz_pred_nonzero();
+    for (int i = 2; i < argc; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return CLI_HELP;
+    for (int i = 2; i < argc; ++i) {
+        const char *arg = argv[i], *v;
+        cli_number num;
+        if (arg[0] != '-' || strcmp(arg, "-") == 0 || cli_parse_number(arg, &num) != 0) {
+            if (a->n_positional == max_positional)
+                return fail(EXIT_USAGE, "unexpected argument '%s' (see clnz %s --help)", arg, cmd);
+            a->positional[a->n_positional++] = arg;
+            continue;
+        }
+        int k = take_option(argc, argv, &i, sel_option_names, with_mask ? 5 : 3, &v);
+        char why[300];
+        if (k < 0)
+            return option_error(k, arg, cmd);
+        if (k <= 1)
+            a->output = v;
+        else if (k == 2)
+            a->device = v;
+        else if (k == 3)
+            a->mask = v;
+        else if (!parse_pred(v, &a->pred, why, sizeof why))
+            return fail(EXIT_USAGE, "%s", why);
+    }
+    static const char *const names[2][3] = {{"X"}, {"COND", "X", "Y"}};
+    if (a->n_positional < max_positional)
+        return fail(EXIT_USAGE, "missing %s (see clnz %s --help)",
+                    names[max_positional == 3][a->n_positional], cmd);
+    if (!a->output)
+        return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz %s --help)", cmd);
+    return EXIT_OK;
+}

@@ -1,0 +1,70 @@
+/* cli.h: what the clnz command's source files share. */
+#ifndef CLNZ_CLI_H
+#define CLNZ_CLI_H
+
+#include "clnz.h"
+#include "io/io.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* What a parser returns for --help: the command prints its usage, exit 0. */
+enum { CLI_HELP = -1 };
+/* A command's exit status when its parser returned rc != EXIT_OK: for
+ * CLI_HELP, usage printed and 0; else rc (the error is printed already). */
+int cli_stop(int rc, const char *usage);
+
+/* Prints "clnz: ..." as one line on stderr and returns code. */
+int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first line of the context's message for a failed library call. */
+int lib_fail(clnz_context *ctx, clnz_status st, const char *what);
+/* A context on `device` (NULL: CLNZ_DEVICE or the default), or an exit status. */
+int open_context(const char *device, clnz_context **ctx);
+
+/* A number as Python writes an int or a float literal (inf and nan too). */
+typedef struct {
+    clnz_value_kind kind;
+    int64_t i;
+    uint64_t u;
+    double f;
+} cli_number;
+/* 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */
+int cli_parse_number(const char *text, cli_number *num);
+
+/* ---- arguments (args.c) ---- */
+/* nonzero and count: INPUT and the options after argv[1]. */
+typedef struct {
+    const char *input, *output, *count_out, *offsets_out, *device;
+    int batch;
+    int channels; /* --channels: 1 + the rule */
+    clnz_nonzero_options opts;
+} cli_args;
+/* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */
+int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a);
+
+/* select (X, --mask, --pred) and where (COND X Y). */
+typedef struct {
+    const char *positional[3];
+    int n_positional;
+    const char *output, *mask, *device;
+    clnz_predicate pred; /* --pred, else nonzero */
+} sel_args;
+/* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */
+int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
+                       int with_mask, sel_args *a);
+
+/* Parses the arguments, reads INPUT and opens the device: what nonzero and
+ * count do first (main.c). On failure returns the exit status (or CLI_HELP,
+ * for cli_stop) and holds nothing. */
+int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
+              clnz_context **ctx);
+/* Writes a result array to path (a temporary file, then renamed). */
+int cli_write_array(const char *path, const clnz_array *r);
+
+int cmd_nonzero(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_where(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+
+#endif

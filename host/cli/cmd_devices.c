@@ -1,0 +1,45 @@
+/* cmd_devices.c: `clnz devices`, the platforms and devices clnz sees. */
+#include "cli/cli.h"
+#include "io/io.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_devices[] =
+    "usage: clnz devices\n"
+    "\n"
+    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default.\n"
+    "The last column says whether launch parameters are stored for the device: tuned\n"
+    "(this device, driver and clnz version), vendor-tuned (another device of the same\n"
+    "vendor and type) or defaults.\n";
+
+int cmd_devices(int argc, char **argv)
+{
+    for (int i = 2; i < argc; ++i) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_devices, stdout);
+            return EXIT_OK;
+        }
+        return fail(EXIT_USAGE, "unexpected argument '%s' for devices", argv[i]);
+    }
+    clnz_device_info infos[64];
+    int n = 0;
+    clnz_status st = clnz_list_devices(infos, 64, &n);
+    if (st)
+        return fail(EXIT_FAIL, "cannot list devices: %s", clnz_status_string(st));
+    if (n == 0)
+        return fail(EXIT_FAIL, "no OpenCL device found (is pocl-opencl-icd installed?)");
+    static const char *const tuning[] = {"defaults", "vendor-tuned", "tuned", "forced"};
+    for (int i = 0; i < n && i < 64; ++i) {
+        const clnz_device_info *d = &infos[i];
+        printf("%c %d:%d  %-4s %s  [%s]  %s, %.1f GiB, max alloc %.1f GiB, %s\n",
+               d->is_default ? '*' : ' ', d->platform, d->device, d->device_type,
+               d->device_name, d->platform_name, d->version,
+               (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30),
+               tuning[d->tuning]);
+    }
+    return EXIT_OK;
+}
+

@@ -1,0 +1,88 @@
+/* cmd_nonzero.c: `clnz nonzero`, coordinates of the selected elements
+ * (plain, per channel rule, or batched as CSR). */
+#include "cli/cli.h"
+#include "io/io.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_nonzero[] =
+    "usage: clnz nonzero INPUT -o OUTPUT.npy [--layout rows|columns|flat]\n"
+    "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
+    "                    [--order rc|xy] [--batch --offsets-out OFFSETS.npy]\n"
+    "                    [--channels any|all]\n"
+    "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
+    "\n"
+    "Writes the C-order coordinates of the elements of INPUT (.npy or image) that are\n"
+    "nonzero, or that satisfy --pred, to OUTPUT.npy.\n"
+    "\n"
+    "  --layout rows      (z, N) array, one row per element (torch.nonzero, np.argwhere)\n"
+    "  --layout columns   (N, z) array, one row per dimension (np.nonzero stacked)\n"
+    "  --layout flat      (z,) flat C-order indices (np.flatnonzero)\n"
+    "  --index TYPE       index type of OUTPUT (default int64); an input whose indices\n"
+    "                     do not fit is an error, never a wrap-around\n"
+    "  --pred OP:VALUE    OP is eq, ne, lt, le, gt or ge; VALUE an integer or a float\n"
+    "                     (inf and nan too), compared as numpy compares with a scalar\n"
+    "  --order xy         each entry's coordinates reversed: (x, y) = (column, row),\n"
+    "                     as cv::findNonZero; default rc, (row, column)\n"
+    "  --width N          coordinates per entry: column j holds dimension rank-N+j,\n"
+    "                     columns before dimension 0 are zeros (default: the rank)\n"
+    "  --size S           exactly S entries: the first min(z, S) real, the rest --fill\n"
+    "  --fill V           the padding value for --size (default -1)\n"
+    "  --channels any|all the last dimension holds channels (an H x W x C image): a\n"
+    "                     pixel is selected when --pred holds on any / all of them,\n"
+    "                     and OUTPUT has the coordinates of the other dimensions\n"
+    "  --count-out FILE   also write the true count z as a 0-d int64 .npy\n"
+    "  --batch            dimension 0 is a batch: OUTPUT gets each item's coordinates\n"
+    "                     (rank-1 of them), item after item, and --offsets-out FILE the\n"
+    "                     (B+1,) int64 offsets: item b is OUTPUT[off[b]:off[b+1]]\n"
+    "  --device P:D       use platform P, device D (see 'clnz devices')\n";
+
+int cmd_nonzero(int argc, char **argv)
+{
+    cli_args a;
+    npy_array arr;
+    clnz_context *ctx;
+    int rc = cli_start(argc, argv, 1, &a, &arr, &ctx);
+    if (rc)
+        return cli_stop(rc, usage_nonzero);
+    char err[512];
+    clnz_result res = {0};
+    npy_pending out = {0}, cnt = {0};
+    clnz_array offsets = {0};
+    npy_pending off = {0};
+    clnz_tensor t = npy_tensor(&arr);
+    clnz_status st =
+        a.batch      ? clnz_nonzero_batched(ctx, &t, arr.data, &a.opts, &res, &offsets)
+        : a.channels ? clnz_nonzero_channels(ctx, &t, arr.data,
+                                             (clnz_channel_rule)(a.channels - 1), &a.opts, &res)
+                     : clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
+    if (st) {
+        rc = lib_fail(ctx, st, a.input);
+        goto done;
+    }
+    static const char *const descr[] = {"<i8", "<i4", "<u4"};
+    size_t ib = res.index_type == CLNZ_INDEX_INT64 ? 8 : 4;
+    size_t bytes = ib * (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
+    if (npy_write_tmp(a.output, descr[res.index_type], res.ndim, res.shape, res.indices, bytes,
+                      &out, err, sizeof err) ||
+        (a.count_out && npy_write_tmp(a.count_out, "<i8", 0, NULL, &res.count, sizeof res.count,
+                                      &cnt, err, sizeof err)) ||
+        (a.batch && npy_write_tmp(a.offsets_out, "<i8", 1, offsets.shape, offsets.data,
+                                  (size_t)offsets.shape[0] * 8, &off, err, sizeof err)) ||
+        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err) ||
+        npy_commit(&off, err, sizeof err))
+        rc = fail(EXIT_FAIL, "%s", err);
+done:
+    npy_discard(&out);
+    npy_discard(&cnt);
+    npy_discard(&off);
+    clnz_array_free(&offsets);
+    clnz_result_free(&res);
+    clnz_context_release(ctx);
+    npy_free(&arr);
+    return rc;
+}
+

@@ -1,0 +1,84 @@
+/* cmd_tune.c: `clnz tune`, over the tuning API. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_tune[] =
+    "usage: clnz tune [--quick] [--device P:D]\n"
+    "\n"
+    "Finds fast launch parameters (work-group size, items per work-item) for every\n"
+    "kernel on the device: each candidate's result is checked against a reference,\n"
+    "then timed with OpenCL profiling events on a cache-sized and a large problem\n"
+    "(median after a warm-up). Prints what it tried and stores the winners in the\n"
+    "cache folder, where every later process on this device finds them.\n"
+    "  --quick   fewer candidates and a smaller large problem (well under a minute)\n";
+
+static const char *const families[] = {"nonzero", "scan", "mask"};
+
+static void progress(void *user, int done, int total, const clnz_tune_row *r)
+{
+    (void)user;
+    if (!isatty(2))
+        return;
+    fprintf(stderr, "\r\033[Kclnz tune: [%d/%d] %s wg %zu items %zu: %.2f GB/s", done, total,
+            families[r->family], r->launch.work_group_size, r->launch.items_per_work_item,
+            r->gbps[1]);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    int quick = 0;
+    const char *device = NULL;
+    for (int i = 2; i < argc; ++i) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_tune, stdout);
+            return EXIT_OK;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            device = argv[++i];
+        } else if (strncmp(argv[i], "--device=", 9) == 0) {
+            device = argv[i] + 9;
+        } else {
+            return fail(EXIT_USAGE, "unknown argument '%s' for tune (see clnz tune --help)",
+                        argv[i]);
+        }
+    }
+    clnz_context *ctx;
+    int rc = open_context(device, &ctx);
+    if (rc)
+        return rc;
+    clnz_tune_row rows[256];
+    int n = 0;
+    clnz_status st = clnz_tune(ctx, quick, progress, NULL, rows, 256, &n);
+    if (st) {
+        rc = lib_fail(ctx, st, "tune");
+        clnz_context_release(ctx);
+        return rc;
+    }
+    printf("%-8s %6s %6s %12s %12s  %s\n", "kernel", "wg", "items", "GB/s small", "GB/s large",
+           "");
+    for (int i = 0; i < n && i < 256; ++i) {
+        clnz_launch won;
+        clnz_context_launch(ctx, rows[i].family, &won, NULL);
+        int winner = won.work_group_size == rows[i].launch.work_group_size &&
+                     won.items_per_work_item == rows[i].launch.items_per_work_item;
+        printf("%-8s %6zu %6zu %12.2f %12.2f  %s%s%s\n", families[rows[i].family],
+               rows[i].launch.work_group_size, rows[i].launch.items_per_work_item,
+               rows[i].gbps[0], rows[i].gbps[1], rows[i].correct ? "" : "WRONG RESULT ",
+               rows[i].is_default ? "default " : "", winner ? "<- winner" : "");
+    }
+    const char *m = clnz_context_message(ctx);
+    if (*m)
+        fprintf(stderr, "clnz: %s\n", m);
+    char dir[1024];
+    printf("stored in %s/tuning\n", clnz_cache_dir(dir, sizeof dir));
+    clnz_context_release(ctx);
+    return EXIT_OK;
+}
+

@@ -1,0 +1,80 @@
+/* cmd_where.c: `clnz where COND X Y`, element-wise choice with broadcasting. */
+#include "cli/cli.h"
+#include "io/io.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_where[] =
+    "usage: clnz where COND X Y -o OUTPUT.npy [--device P:D]\n"
+    "\n"
+    "Writes X where COND (.npy, any dtype) is nonzero and Y elsewhere, element-wise over\n"
+    "the broadcast shape of the three (np.where, torch.where). X and Y are .npy files or\n"
+    "numbers (1, -2, 0.5, 1e3, inf, nan; write ./0 for a file named 0).\n"
+    "\n"
+    "Broadcasting: shapes are aligned from the right and a dimension of 1 stretches.\n"
+    "The result's dtype: X's and Y's when both are arrays (they must agree); the\n"
+    "array's when the other is a number, which must fit it exactly (no 0.5 into an\n"
+    "integer array; a float array rounds as numpy does); float64 for two numbers if\n"
+    "either is written as a float, else int64.\n";
+
+static int operand_of(const char *text, const char *name, npy_array *arr, clnz_tensor *t,
+                      clnz_operand *op, int *is_array)
+{
+    cli_number num;
+    int r = cli_parse_number(text, &num);
+    *is_array = 0;
+    if (r < 0)
+        return fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1", name, text);
+    if (r > 0) {
+        *op = num.kind == CLNZ_VALUE_INT    ? clnz_operand_int(num.i)
+              : num.kind == CLNZ_VALUE_UINT ? clnz_operand_uint(num.u)
+                                            : clnz_operand_float(num.f);
+        return EXIT_OK;
+    }
+    char err[512];
+    if (array_read(text, arr, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    *is_array = 1;
+    *t = npy_tensor(arr);
+    *op = clnz_operand_array(t);
+    return EXIT_OK;
+}
+
+int cmd_where(int argc, char **argv)
+{
+    sel_args a;
+    int rc = cli_parse_sel_args(argc, argv, "where", 3, 0, &a);
+    if (rc)
+        return cli_stop(rc, usage_where);
+    char err[512];
+    npy_array c, x, y;
+    clnz_tensor ct, xt, yt;
+    clnz_operand xo, yo;
+    int x_arr = 0, y_arr = 0;
+    if (array_read(a.positional[0], &c, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    ct = npy_tensor(&c);
+    rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr);
+    if (!rc)
+        rc = operand_of(a.positional[2], "Y", &y, &yt, &yo, &y_arr);
+    clnz_context *ctx = NULL;
+    clnz_array res = {0};
+    if (!rc)
+        rc = open_context(a.device, &ctx);
+    if (!rc) {
+        clnz_status st = clnz_where(ctx, &ct, c.data, NULL, &xo, x_arr ? x.data : NULL, &yo,
+                                    y_arr ? y.data : NULL, &res);
+        rc = st ? lib_fail(ctx, st, "where") : cli_write_array(a.output, &res);
+    }
+    clnz_array_free(&res);
+    clnz_context_release(ctx);
+    npy_free(&c);
+    if (x_arr)
+        npy_free(&x);
+    if (y_arr)
+        npy_free(&y);
+    return rc;
+}

@@ -1,0 +1,126 @@
+/* main.c: the clnz command, a thin client of include/clnz.h: the
+ * dispatch to its subcommands (cmd_*.c) and what they share.
+ *
+ * Exit status: 0 success, 2 usage error, 1 any other failure. Every error is
+ * one line on stderr starting with "clnz: ". Outputs are written to
+ * temporary files and renamed only once everything has succeeded. */
+#include "cli/cli.h"
+#include "io/io.h"
+#include "clnz.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_main[] =
+    "usage: clnz COMMAND [ARGS]\n"
+    "\n"
+    "Find nonzero elements of arrays and images on an OpenCL device. Inputs are .npy\n"
+    "files, or PNG, PGM (P5) and PPM (P6) images: (H, W) for gray, (H, W, C) for colour,\n"
+    "u8 or u16 (16-bit samples); outputs are .npy.\n"
+    "\n"
+    "commands:\n"
+    "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
+    "  count INPUT [--pred OP:VALUE]           print the number of selected elements\n"
+    "  select X -o OUT.npy [--mask M] [--pred OP:VALUE]\n"
+    "                                          write the values at the selected positions\n"
+    "  where COND X Y -o OUT.npy               X where COND is nonzero, else Y (X, Y: .npy\n"
+    "                                          files or numbers), with broadcasting\n"
+    "  devices                                 list OpenCL platforms and devices\n"
+    "  tune [--quick] [--device P:D]           find fast launch parameters and store them\n"
+    "  cache [--clear]                         show (or empty) the tuning and program cache\n"
+    "\n"
+    "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
+    "CLNZ_DEVICE=P:D (or --device P:D) picks the device; the default is the first GPU,\n"
+    "else the first device.\n";
+
+int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
+                 clnz_context **ctx)
+{
+    *ctx = NULL;
+    int rc = cli_parse_args(argc, argv, is_nonzero, a);
+    if (rc)
+        return rc;
+    char err[512];
+    if (array_read(a->input, arr, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    rc = open_context(a->device, ctx);
+    if (rc)
+        npy_free(arr);
+    return rc;
+}
+
+/* Writes a result array to path (temporary file, then rename). */
+int cli_write_array(const char *path, const clnz_array *r)
+{
+    char err[512];
+    npy_pending out = {0};
+    size_t bytes = clnz_dtype_size(r->dtype);
+    for (int d = 0; d < r->rank; ++d)
+        bytes *= (size_t)r->shape[d];
+    int rc = EXIT_OK;
+    if (npy_write_tmp(path, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes, &out, err,
+                      sizeof err) ||
+        npy_commit(&out, err, sizeof err))
+        rc = fail(EXIT_FAIL, "%s", err);
+    npy_discard(&out);
+    return rc;
+}
+
+/* The first line of a library message: errors stay one line. */
+static const char *first_line(const char *m, char *buf, size_t n)
+{
+    size_t len = strcspn(m, "\n");
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), m);
+    return buf;
+}
+
+int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
+{
+    char buf[600];
+    const char *m = ctx ? clnz_context_message(ctx) : "";
+    if (!*m)
+        m = clnz_status_string(st);
+    return fail(EXIT_FAIL, "%s: %s", what, first_line(m, buf, sizeof buf));
+}
+
+int open_context(const char *device, clnz_context **ctx)
+{
+    char msg[300];
+    clnz_status st = clnz_context_create(device, ctx, msg, sizeof msg);
+    if (st)
+        return fail(st == CLNZ_ERROR_INVALID_DEVICE && device ? EXIT_USAGE : EXIT_FAIL, "%s",
+                    msg);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fail(EXIT_USAGE, "missing COMMAND (see clnz --help)");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("clnz %s\n", clnz_version_string());
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "nonzero") == 0)
+        return cmd_nonzero(argc, argv);
+    if (strcmp(cmd, "count") == 0)
+        return cmd_count(argc, argv);
+    if (strcmp(cmd, "select") == 0)
+        return cmd_select(argc, argv);
+    if (strcmp(cmd, "where") == 0)
+        return cmd_where(argc, argv);
+    if (strcmp(cmd, "devices") == 0)
+        return cmd_devices(argc, argv);
+    if (strcmp(cmd, "tune") == 0)
+        return cmd_tune(argc, argv);
+    if (strcmp(cmd, "cache") == 0)
+        return cmd_cache(argc, argv);
+    return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
+}

@@ -1,0 +1,158 @@
+/* chain.c: enqueueing a call's commands as one chain of events.
+ *
+ * Each command waits on the one before it, and a call's first command waits
+ * on the caller's wait list and on the previous call's last command (which
+ * may still use the scratch buffer), so clnz is correct on out-of-order
+ * queues too. */
+#include "core/chain.h"
+#include "core/context.h"
+#include "core/error.h"
+
+#include <stdio.h>
+
+void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
+{
+    ch->ctx = ctx;
+    ch->n_wait = n_wait;
+    ch->wait = wait;
+    ch->last = NULL;
+}
+
+#define MAX_WAIT 64
+
+cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_event **list)
+{
+    if (ch->last) {
+        buf[0] = ch->last;
+        *list = buf;
+        return 1;
+    }
+    cl_uint n = 0;
+    for (cl_uint i = 0; i < ch->n_wait && n + 1 < buf_max; ++i)
+        buf[n++] = ch->wait[i];
+    if (ch->ctx->last_event)
+        buf[n++] = ch->ctx->last_event;
+    *list = n ? buf : NULL;
+    return n;
+}
+
+static clnz_status chain_took(chain *ch, cl_event ev)
+{
+    clnz_context *ctx = ch->ctx;
+    if (ctx->profiling && !ch->last) { /* the tuner times from the first command */
+        if (ctx->first_event)
+            clReleaseEvent(ctx->first_event);
+        clRetainEvent(ev);
+        ctx->first_event = ev;
+    }
+    if (ch->last)
+        clReleaseEvent(ch->last);
+    ch->last = ev;
+    return CLNZ_SUCCESS;
+}
+
+clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local)
+{
+    clnz_context *ctx = ch->ctx;
+    cl_event buf[MAX_WAIT]; /* events_check keeps the caller's list shorter */
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, buf, MAX_WAIT, &list);
+    cl_event ev = NULL;
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, n, list, &ev);
+    if (e) {
+        char what[96];
+        snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name,
+                 global, local);
+        return CL_CHECK(ctx, e, what);
+    }
+    if (ctx->debug) {
+        /* CLNZ_DEBUG: the user asked for a log on stderr and a finish per launch */
+        e = clFinish(ctx->queue);
+        fprintf(stderr, "clnz-debug: %s global %zu local %zu: %s\n", name, global, local,
+                clnz_status_string(e));
+        if (e) {
+            clReleaseEvent(ev);
+            return CL_CHECK(ctx, e, "clFinish");
+        }
+    }
+    return chain_took(ch, ev);
+}
+
+clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size)
+{
+    uint32_t v32 = (uint32_t)value;
+    const void *pattern = size == 4 ? (const void *)&v32 : (const void *)&value;
+    cl_event wbuf[MAX_WAIT];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, MAX_WAIT, &list);
+    cl_event ev = NULL;
+    cl_int e = clEnqueueFillBuffer(ch->ctx->queue, buf, pattern, size, byte_off, size, n, list,
+                                   &ev);
+    if (e)
+        return CL_CHECK(ch->ctx, e, "clEnqueueFillBuffer");
+    return chain_took(ch, ev);
+}
+
+clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
+{
+    clnz_context *ctx = ch->ctx;
+    if (st == CLNZ_SUCCESS && !ch->last) {
+        /* nothing was enqueued: a marker still gives the caller an event */
+        cl_event buf[MAX_WAIT];
+        const cl_event *list;
+        cl_uint n = chain_wait_list(ch, buf, MAX_WAIT, &list);
+        cl_int e = clEnqueueMarkerWithWaitList(ctx->queue, n, list, &ch->last);
+        if (e)
+            st = CL_CHECK(ctx, e, "clEnqueueMarkerWithWaitList");
+    }
+    if (st == CLNZ_SUCCESS) {
+        if (ctx->last_event)
+            clReleaseEvent(ctx->last_event);
+        ctx->last_event = ch->last;
+        if (out_event) {
+            clRetainEvent(ch->last);
+            *out_event = ch->last;
+        }
+    } else if (ch->last) {
+        /* commands already enqueued still run; wait so that nothing we free
+         * afterwards is in use, and keep the scratch ordering intact */
+        clWaitForEvents(1, &ch->last);
+        clReleaseEvent(ch->last);
+    }
+    ch->last = NULL;
+    return st;
+}
+
+clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const karg *args, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        cl_int e = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].ptr);
+        if (e) {
+            char what[96];
+            snprintf(what, sizeof what, "clSetKernelArg(%s, %d)", name, i);
+            return CL_CHECK(ctx, e, what);
+        }
+    }
+    return CLNZ_SUCCESS;
+}
+
+clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list)
+{
+    if (n && !list)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "num_events > 0 with no wait list");
+    if (n >= MAX_WAIT)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
+                        MAX_WAIT - 1);
+    return CLNZ_SUCCESS;
+}
+
+/* One work-item per output slot or item: 64 to a group, or what the
+ * kernel allows. */
+clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local)
+{
+    size_t kmax = 0;
+    cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
+                                        &kmax, NULL);
+    *local = kmax < 64 ? kmax : 64;
+    return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+}

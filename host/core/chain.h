@@ -1,0 +1,39 @@
+/* chain.h: a call's commands enqueued as one chain of events (chain.c),
+ * and kernel arguments. */
+#ifndef CLNZ_CORE_CHAIN_H
+#define CLNZ_CORE_CHAIN_H
+
+#include "clnz.h"
+
+typedef struct {
+    clnz_context *ctx;
+    cl_uint n_wait;
+    const cl_event *wait;
+    cl_event last; /* event of the last command enqueued in this call */
+} chain;
+
+void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
+clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local);
+/* Writes one value of `size` bytes (4 or 8) at byte_off. */
+clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size);
+/* Hands the last event to the caller (or releases it) and remembers it. */
+clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event);
+/* The number of events to wait on for the next command, and where they are. */
+cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_event **list);
+/* A caller's wait list: a count needs a list, and not too long a one. */
+clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list);
+
+/* Kernel arguments as (size, pointer) pairs; a NULL pointer is local memory. */
+typedef struct {
+    size_t size;
+    const void *ptr;
+} karg;
+#define KARG(v) {sizeof(v), &(v)}
+#define KLOCAL(bytes) {(bytes), NULL}
+clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const karg *args,
+                     int n);
+/* A work-group size for kernels of one work-item per output: 64, or what
+ * the kernel allows. */
+clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local);
+
+#endif

@@ -1,0 +1,261 @@
+/* context.c: creating, wrapping and releasing a clnz context. */
+#include "core/devices.h"
+#include "core/error.h"
+#include "core/cache.h"
+#include "core/program.h"
+#include "core/devices.h"
+#include "tune/tune.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *clnz_version_string(void) { return CLNZ_VERSION_STRING; }
+int clnz_version_number(void) { return CLNZ_VERSION_NUMBER; }
+
+static void set_msg(char *msg, size_t n, const char *text, cl_int err)
+{
+    if (msg && n)
+        snprintf(msg, n, "%s: %s", text, clnz_status_string(err));
+}
+
+/* A zeroed context with its lock, or NULL. */
+static clnz_context *context_new(void)
+{
+    clnz_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    pthread_mutexattr_t attr;
+    int e = pthread_mutexattr_init(&attr);
+    if (!e) {
+        e = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        if (!e)
+            e = pthread_mutex_init(&c->lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+    }
+    if (e) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+clnz_context *ctx_hold(const clnz_context *ctx)
+{
+    clnz_context *c = (clnz_context *)ctx; /* the lock is the one field a const call changes */
+    if (c)
+        pthread_mutex_lock(&c->lock);
+    return c;
+}
+
+void ctx_hold_end(clnz_context **held)
+{
+    if (*held)
+        pthread_mutex_unlock(&(*held)->lock);
+}
+
+/* Tuned launches if the cache has them; with CLNZ_AUTOTUNE=1, a device
+ * that has none is tuned (quickly) on first use. */
+static void launch_from_store(clnz_context *c)
+{
+    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    clnz_launch_source src = tune_store_load(c, &c->id, l);
+    const char *autotune = getenv("CLNZ_AUTOTUNE");
+    if (src != CLNZ_LAUNCH_TUNED && autotune && strcmp(autotune, "1") == 0) {
+        if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS)
+            return;
+        ctx_warn(c, "warning: autotuning failed: %s", clnz_context_message(c));
+        ctx_clear_message(c);
+    }
+    if (src == CLNZ_LAUNCH_DEFAULT)
+        return;
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        c->launch[f] = l[f];
+        c->launch_source[f] = src;
+    }
+}
+
+/* Reads the device limits the planner needs. */
+/* CLNZ_MAX_ALLOC (bytes, or with a K, M or G suffix) lowers the largest
+ * allocation clnz allows itself below the device's: tests and users of a
+ * shared device make the blocking calls cut their inputs in chunks with it.
+ * It never raises the device's limit; values below 4 KiB are ignored. */
+static void limit_max_alloc(clnz_context *c)
+{
+    const char *env = getenv("CLNZ_MAX_ALLOC");
+    if (!env || !*env)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (errno || end == env || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift))
+        return;
+    v <<= shift;
+    if (v >= 4096 && v < c->max_alloc)
+        c->max_alloc = v;
+}
+
+static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
+{
+    cl_device_type type = 0;
+    cl_int e = clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (!e)
+        e = clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_work_group,
+                            &c->max_work_group, NULL);
+    if (!e)
+        e = clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem,
+                            &c->local_mem, NULL);
+    if (!e)
+        e = clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc,
+                            &c->max_alloc, NULL);
+    if (e) {
+        set_msg(msg, msg_size, "clGetDeviceInfo", e);
+        return e;
+    }
+    c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    ident_of_device(c->device, &c->id);
+    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+    plan_defaults(c);
+    launch_from_store(c);
+    const char *dbg = getenv("CLNZ_DEBUG");
+    c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+    limit_max_alloc(c);
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,
+                                size_t msg_size)
+{
+    if (!out)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    char scratch_msg[8];
+    if (!msg) {
+        msg = scratch_msg;
+        msg_size = sizeof scratch_msg;
+    }
+    cl_platform_id platform;
+    cl_device_id device;
+    clnz_status st = devices_find(selector, &platform, &device, msg, msg_size);
+    if (st)
+        return st;
+    clnz_context *c = context_new();
+    if (!c) {
+        snprintf(msg, msg_size, "out of host memory");
+        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    c->device = device;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_int e = CL_SUCCESS;
+    c->cl = clCreateContext(props, 1, &device, NULL, NULL, &e);
+    if (e) {
+        set_msg(msg, msg_size, "clCreateContext", e);
+        clnz_context_release(c);
+        return e;
+    }
+    c->queue = clCreateCommandQueue(c->cl, device, 0, &e);
+    if (e) {
+        set_msg(msg, msg_size, "clCreateCommandQueue", e);
+        clnz_context_release(c);
+        return e;
+    }
+    st = context_query(c, msg, msg_size);
+    if (st) {
+        clnz_context_release(c);
+        return st;
+    }
+    *out = c;
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_context **out,
+                              char *msg, size_t msg_size)
+{
+    if (!out)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!cl_ctx || !queue) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "clnz_context_wrap needs a cl_context and a queue");
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    }
+    clnz_context *c = context_new();
+    if (!c)
+        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
+    cl_context qctx = NULL;
+    cl_int e = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (!e)
+        e = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof c->device, &c->device, NULL);
+    if (!e && qctx != cl_ctx)
+        e = CL_INVALID_CONTEXT;
+    if (e) {
+        set_msg(msg, msg_size, "the queue does not belong to the context", e);
+        clnz_context_release(c);
+        return e;
+    }
+    clRetainContext(cl_ctx);
+    clRetainCommandQueue(queue);
+    c->cl = cl_ctx;
+    c->queue = queue;
+    clnz_status st = context_query(c, msg, msg_size);
+    if (st) {
+        clnz_context_release(c);
+        return st;
+    }
+    *out = c;
+    return CLNZ_SUCCESS;
+}
+
+void clnz_context_release(clnz_context *c)
+{
+    if (!c)
+        return;
+    program_release_all(c);
+    if (c->first_event)
+        clReleaseEvent(c->first_event);
+    if (c->last_event)
+        clReleaseEvent(c->last_event);
+    if (c->scratch)
+        clReleaseMemObject(c->scratch);
+    if (c->queue)
+        clReleaseCommandQueue(c->queue);
+    if (c->cl)
+        clReleaseContext(c->cl);
+    ctx_free_messages(c);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
+{
+    if (!c || !stats)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_HOLD(c);
+    *stats = c->stats;
+    return CLNZ_SUCCESS;
+}
+
+cl_context clnz_context_cl_context(const clnz_context *c) { return c ? c->cl : NULL; }
+cl_command_queue clnz_context_queue(const clnz_context *c) { return c ? c->queue : NULL; }
+cl_device_id clnz_context_device(const clnz_context *c) { return c ? c->device : NULL; }
+
+clnz_status clnz_context_set_launch(clnz_context *c, size_t wg, size_t items)
+{
+    if (!c)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_HOLD(c);
+    ctx_clear_message(c);
+    if (wg > c->max_work_group)
+        return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "work-group size %zu exceeds the device's limit %zu", wg,
+                        c->max_work_group);
+    if (items > CLNZ_MAX_ITEMS)
+        return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "items per work-item %zu is above the limit %d", items, CLNZ_MAX_ITEMS);
+    c->forced_wg = wg;
+    c->forced_items = items;
+    return CLNZ_SUCCESS;
+}

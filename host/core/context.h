@@ -1,0 +1,82 @@
+/* context.h: what a clnz context holds (the struct behind the public
+ * handle) and its lock. Every layer that runs work reads it; only
+ * context.c creates and releases one. */
+#ifndef CLNZ_CORE_CONTEXT_H
+#define CLNZ_CORE_CONTEXT_H
+
+#include "clnz.h"
+
+#include <pthread.h>
+
+#define CLNZ_MESSAGE_MAX 512
+/* Items per work-item above this only serialize the work: a sanity bound. */
+#define CLNZ_MAX_ITEMS 65536
+
+typedef struct {
+    char key[160];      /* file, kernel name and build options */
+    size_t program_len; /* key[0..program_len) names the program: file and options */
+    cl_program program;
+    cl_kernel kernel;
+} kernel_entry;
+
+typedef struct {
+    char platform[128], device[128], vendor[128], driver[64], type[16];
+} device_ident;
+
+/* The last call's message, kept per thread: threads that share a context
+ * each read what their own call left (see error.c). */
+typedef struct thread_message {
+    struct thread_message *next;
+    pthread_t thread;
+    int claimed; /* the embedded first slot only: whether a thread owns it yet */
+    char *long_text; /* malloc'd; a build log can be long */
+    char text[CLNZ_MESSAGE_MAX];
+    char warning[CLNZ_MESSAGE_MAX]; /* the reader's copy of the context's warning */
+} thread_message;
+
+struct clnz_context {
+    /* Held by every public call for its whole body (CTX_HOLD); recursive
+     * because public calls call each other (channels -> nonzero). */
+    pthread_mutex_t lock;
+    cl_context cl;
+    cl_command_queue queue;
+    cl_device_id device;
+    int is_cpu;
+    size_t max_work_group;
+    cl_ulong local_mem;
+    cl_ulong max_alloc;
+    size_t forced_wg, forced_items;
+    int debug; /* CLNZ_DEBUG: finish and log after every launch */
+
+    kernel_entry *kernels; /* built kernels, grown on demand */
+    int n_kernels, cap_kernels;
+
+    cl_mem scratch; /* tile counts and scan levels, grown on demand */
+    size_t scratch_bytes;
+    cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
+
+    /* The first thread to record a message uses the embedded slot, so a
+     * single-threaded caller never allocates for one; it is also every
+     * thread's fallback when a slot cannot be allocated. */
+    thread_message first_thread;
+    thread_message *other_threads;
+    char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
+
+    device_ident id;      /* who the device is: the key of its cache files */
+    char cache_dir[1024]; /* empty: no cache */
+    clnz_launch launch[CLNZ_KERNEL_FAMILIES];
+    clnz_launch_source launch_source[CLNZ_KERNEL_FAMILIES];
+    int profiling;        /* the tuner times calls: keep their first event */
+    cl_event first_event;
+    clnz_stats stats;
+};
+
+clnz_context *ctx_hold(const clnz_context *ctx); /* locks; NULL passes */
+void ctx_hold_end(clnz_context **held);
+/* The first line of every public call that takes a context: locks it and
+ * unlocks on every return (the cleanup attribute of GCC and Clang), so no
+ * early return can leave it held. */
+#define CTX_HOLD(ctx) \
+    clnz_context *ctx_held_ __attribute__((cleanup(ctx_hold_end), unused)) = ctx_hold(ctx)
+
+#endif

@@ -1,0 +1,191 @@
+/* error.c: status names and the messages of the calls on a context, one
+ * per calling thread. */
+#include "core/context.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *clnz_status_string(clnz_status s)
+{
+    switch (s) {
+#define NAME(code, text) \
+    case code:           \
+        return #code ": " text;
+        NAME(CLNZ_SUCCESS, "success")
+        NAME(CLNZ_ERROR_INVALID_ARGUMENT, "invalid argument")
+        NAME(CLNZ_ERROR_UNSUPPORTED_DTYPE, "unsupported element type")
+        NAME(CLNZ_ERROR_INDEX_OVERFLOW, "an index does not fit the index type")
+        NAME(CLNZ_ERROR_INVALID_WIDTH, "coordinate width below the effective rank")
+        NAME(CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory")
+        NAME(CLNZ_ERROR_NO_DEVICE, "no OpenCL device found")
+        NAME(CLNZ_ERROR_INVALID_DEVICE, "no such device")
+        NAME(CLNZ_ERROR_TOO_LARGE, "larger than the device allows")
+        NAME(CLNZ_ERROR_KERNEL_SOURCE, "kernel source not found")
+        NAME(CLNZ_ERROR_INVALID_VALUE, "value out of range")
+        NAME(CLNZ_ERROR_SHAPE_MISMATCH, "shapes do not match or broadcast")
+        NAME(CLNZ_ERROR_DTYPE_MISMATCH, "dtypes differ")
+        NAME(CL_DEVICE_NOT_FOUND, "device not found")
+        NAME(CL_DEVICE_NOT_AVAILABLE, "device not available")
+        NAME(CL_COMPILER_NOT_AVAILABLE, "compiler not available")
+        NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE, "device memory allocation failed")
+        NAME(CL_OUT_OF_RESOURCES, "out of device resources")
+        NAME(CL_OUT_OF_HOST_MEMORY, "OpenCL runtime out of host memory")
+        NAME(CL_PROFILING_INFO_NOT_AVAILABLE, "profiling info not available")
+        NAME(CL_MEM_COPY_OVERLAP, "overlapping copy")
+        NAME(CL_BUILD_PROGRAM_FAILURE, "kernel build failed")
+        NAME(CL_MAP_FAILURE, "map failed")
+        NAME(CL_MISALIGNED_SUB_BUFFER_OFFSET, "misaligned sub-buffer offset")
+        NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "an event in the wait list failed")
+        NAME(CL_INVALID_VALUE, "invalid value")
+        NAME(CL_INVALID_DEVICE_TYPE, "invalid device type")
+        NAME(CL_INVALID_PLATFORM, "invalid platform")
+        NAME(CL_INVALID_DEVICE, "invalid device")
+        NAME(CL_INVALID_CONTEXT, "invalid context")
+        NAME(CL_INVALID_QUEUE_PROPERTIES, "invalid queue properties")
+        NAME(CL_INVALID_COMMAND_QUEUE, "invalid command queue")
+        NAME(CL_INVALID_MEM_OBJECT, "invalid memory object")
+        NAME(CL_INVALID_BINARY, "invalid binary")
+        NAME(CL_INVALID_BUILD_OPTIONS, "invalid build options")
+        NAME(CL_INVALID_PROGRAM, "invalid program")
+        NAME(CL_INVALID_PROGRAM_EXECUTABLE, "invalid program executable")
+        NAME(CL_INVALID_KERNEL_NAME, "invalid kernel name")
+        NAME(CL_INVALID_KERNEL, "invalid kernel")
+        NAME(CL_INVALID_ARG_INDEX, "invalid kernel argument index")
+        NAME(CL_INVALID_ARG_VALUE, "invalid kernel argument value")
+        NAME(CL_INVALID_ARG_SIZE, "invalid kernel argument size")
+        NAME(CL_INVALID_KERNEL_ARGS, "kernel arguments not set")
+        NAME(CL_INVALID_WORK_DIMENSION, "invalid work dimension")
+        NAME(CL_INVALID_WORK_GROUP_SIZE, "invalid work-group size")
+        NAME(CL_INVALID_WORK_ITEM_SIZE, "invalid work-item size")
+        NAME(CL_INVALID_GLOBAL_OFFSET, "invalid global offset")
+        NAME(CL_INVALID_EVENT_WAIT_LIST, "invalid event wait list")
+        NAME(CL_INVALID_EVENT, "invalid event")
+        NAME(CL_INVALID_OPERATION, "invalid operation")
+        NAME(CL_INVALID_BUFFER_SIZE, "invalid buffer size")
+        NAME(CL_INVALID_GLOBAL_WORK_SIZE, "invalid global work size")
+#undef NAME
+    default:
+        return "unknown status";
+    }
+}
+
+/* The calling thread's slot, or NULL if it has none and `create` is 0.
+ * Called with the context held. */
+static thread_message *thread_slot(clnz_context *ctx, int create)
+{
+    pthread_t self = pthread_self();
+    thread_message *m = &ctx->first_thread;
+    if (m->claimed && pthread_equal(m->thread, self))
+        return m;
+    for (thread_message *o = ctx->other_threads; o; o = o->next)
+        if (pthread_equal(o->thread, self))
+            return o;
+    if (!create)
+        return NULL;
+    if (!m->claimed) {
+        m->claimed = 1;
+        m->thread = self;
+        return m;
+    }
+    thread_message *o = calloc(1, sizeof *o);
+    if (!o)
+        return m; /* out of memory: share the first slot rather than lose the message */
+    o->thread = self;
+    o->next = ctx->other_threads;
+    ctx->other_threads = o;
+    return o;
+}
+
+void ctx_clear_message(clnz_context *ctx)
+{
+    CTX_HOLD(ctx);
+    thread_message *m = ctx ? thread_slot(ctx, 0) : NULL;
+    if (!m)
+        return;
+    free(m->long_text);
+    m->long_text = NULL;
+    m->text[0] = '\0';
+}
+
+static thread_message *fresh_slot(clnz_context *ctx)
+{
+    thread_message *m = thread_slot(ctx, 1);
+    free(m->long_text);
+    m->long_text = NULL;
+    return m;
+}
+
+clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...)
+{
+    if (!ctx)
+        return status;
+    CTX_HOLD(ctx);
+    thread_message *m = fresh_slot(ctx);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->text, sizeof m->text, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *file, int line)
+{
+    if (err == CL_SUCCESS)
+        return CLNZ_SUCCESS;
+    const char *name = clnz_status_string(err);
+    size_t len = strcspn(name, ":");
+    return ctx_fail(ctx, err, "%s failed: %.*s (%s:%d)", what, (int)len, name, file, line);
+}
+
+/* For texts that can be long, such as a kernel build log. */
+void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
+{
+    CTX_HOLD(ctx);
+    thread_message *m = fresh_slot(ctx);
+    size_t n = strlen(head) + strlen(body) + 2;
+    m->long_text = malloc(n);
+    snprintf(m->text, sizeof m->text, "%s", head);
+    if (m->long_text)
+        snprintf(m->long_text, n, "%s\n%s", head, body);
+}
+
+void ctx_warn(clnz_context *ctx, const char *fmt, ...)
+{
+    CTX_HOLD(ctx);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->warning, sizeof ctx->warning, fmt, ap);
+    va_end(ap);
+}
+
+void ctx_free_messages(clnz_context *ctx)
+{
+    free(ctx->first_thread.long_text);
+    for (thread_message *o = ctx->other_threads, *next; o; o = next) {
+        next = o->next;
+        free(o->long_text);
+        free(o);
+    }
+}
+
+/* The calling thread's message: it stays valid until this thread's next
+ * call on the context. The context's warning is copied into the thread's
+ * slot, so that another thread's warning cannot change it under the reader. */
+const char *clnz_context_message(const clnz_context *cctx)
+{
+    if (!cctx)
+        return "";
+    CTX_HOLD(cctx);
+    clnz_context *ctx = ctx_held_;
+    thread_message *m = thread_slot(ctx, ctx->warning[0] != '\0');
+    if (!m)
+        return "";
+    if (m->long_text)
+        return m->long_text;
+    if (m->text[0])
+        return m->text;
+    memcpy(m->warning, ctx->warning, sizeof m->warning);
+    return m->warning;
+}

@@ -1,0 +1,119 @@
+/* program_cache.c: compiled program binaries on disk, so that a warm
+ * process skips the OpenCL C compiler.
+ *
+ * One file per program under <cache>/programs/, named by a hash of its key
+ * (clnz version, platform, device, driver, build options, source hash):
+ *   "CLNZBIN1\n" KEY "\n" SIZE "\n" BINARY CHECKSUM(16 hex) "\n"
+ * A file whose key, size or checksum does not match, or whose binary the
+ * driver rejects, is deleted and the program is built from source again. */
+#include "core/context.h"
+#include "core/error.h"
+#include "core/cache.h"
+#include "core/program.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAGIC "CLNZBIN1\n"
+#define MAX_BINARY (256u << 20)
+
+static int cache_path(const clnz_context *ctx, const char *key, char *out, size_t n)
+{
+    if (!ctx->cache_dir[0])
+        return 0;
+    uint64_t h = cache_hash(key, strlen(key), CACHE_HASH_SEED);
+    return snprintf(out, n, "%s/programs/%016" PRIx64 ".bin", ctx->cache_dir, h) < (int)n;
+}
+
+/* The binary inside a cache file, or NULL if the file is not what it claims. */
+const unsigned char *program_cache_parse(const char *data, size_t size, const char *key,
+                                        size_t *len)
+{
+    size_t klen = strlen(key), m = strlen(MAGIC);
+    if (size < m + klen + 1 + 17 || memcmp(data, MAGIC, m) != 0)
+        return NULL;
+    if (memcmp(data + m, key, klen) != 0 || data[m + klen] != '\n')
+        return NULL;
+    const char *p = data + m + klen + 1;
+    char *end;
+    unsigned long long n = strtoull(p, &end, 10);
+    if (end == p || *end != '\n' || n == 0 || n > MAX_BINARY)
+        return NULL;
+    const char *bin = end + 1;
+    size_t head = (size_t)(bin - data);
+    if (size != head + n + 17)
+        return NULL;
+    char want[17];
+    snprintf(want, sizeof want, "%016" PRIx64, cache_hash(data, head + n, CACHE_HASH_SEED));
+    if (memcmp(data + head + n, want, 16) != 0 || data[size - 1] != '\n')
+        return NULL;
+    *len = (size_t)n;
+    return (const unsigned char *)bin;
+}
+
+cl_program program_cache_load(clnz_context *ctx, const char *key)
+{
+    char path[1200];
+    if (!cache_path(ctx, key, path, sizeof path))
+        return NULL;
+    size_t size = 0;
+    char *data = cache_read_file(path, MAX_BINARY + 4096, &size);
+    if (!data)
+        return NULL;
+    size_t len = 0;
+    const unsigned char *bin = program_cache_parse(data, size, key, &len);
+    cl_program prog = NULL;
+    if (bin) {
+        cl_int e = CL_SUCCESS, bs = CL_SUCCESS;
+        prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->device, &len, &bin, &bs, &e);
+        if (e || bs) {
+            prog = NULL;
+        } else if (clBuildProgram(prog, 1, &ctx->device, "", NULL, NULL) != CL_SUCCESS) {
+            clReleaseProgram(prog);
+            prog = NULL;
+        }
+    }
+    free(data);
+    if (!prog) {
+        unlink(path); /* stale or corrupt: rebuilt from source and stored again */
+        ctx->stats.cache_files_rejected++;
+        return NULL;
+    }
+    ctx->stats.programs_from_cache++;
+    return prog;
+}
+
+void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
+{
+    char path[1200], dir[1100];
+    if (!cache_path(ctx, key, path, sizeof path))
+        return;
+    size_t len = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
+        len == 0 || len > MAX_BINARY)
+        return; /* a driver without binaries: nothing to cache */
+    size_t klen = strlen(key);
+    size_t head_max = strlen(MAGIC) + klen + 1 + 24;
+    char *buf = malloc(head_max + len + 17);
+    if (!buf)
+        return;
+    int head = snprintf(buf, head_max, "%s%s\n%zu\n", MAGIC, key, len);
+    unsigned char *bin = (unsigned char *)buf + head;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+        free(buf);
+        return;
+    }
+    size_t body = (size_t)head + len;
+    snprintf(buf + body, 18, "%016" PRIx64 "\n", cache_hash(buf, body, CACHE_HASH_SEED));
+    snprintf(dir, sizeof dir, "%s/programs", ctx->cache_dir);
+    int err = cache_mkdirs(dir);
+    if (!err)
+        err = cache_write_atomic(path, buf, body + 17);
+    if (err)
+        ctx_warn(ctx, "warning: cannot write the program cache in %s: %s", dir, strerror(err));
+    free(buf);
+}

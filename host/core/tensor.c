@@ -1,0 +1,158 @@
+/* tensor.c: checking a caller's tensor description and buffers, and placing
+ * the tensor in its buffer. */
+#include "core/tensor.h"
+#include "core/context.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const size_t dtype_sizes[CLNZ_DTYPE_COUNT] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
+static const char *const dtype_names[CLNZ_DTYPE_COUNT] = {
+    "bool", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "f32", "f64"};
+
+size_t clnz_dtype_size(clnz_dtype d)
+{
+    return (unsigned)d < CLNZ_DTYPE_COUNT ? dtype_sizes[d] : 0;
+}
+
+const char *clnz_dtype_name(clnz_dtype d)
+{
+    return (unsigned)d < CLNZ_DTYPE_COUNT ? dtype_names[d] : NULL;
+}
+
+/* Element counts stay below 2^62 so that byte sizes and signed offsets
+ * never overflow. */
+#define MAX_ELEMENTS (UINT64_C(1) << 62)
+
+clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info)
+{
+    if (!t)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "tensor is NULL");
+    if ((unsigned)t->dtype >= CLNZ_DTYPE_COUNT)
+        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "unknown dtype %d", (int)t->dtype);
+    if (t->rank < 0 || t->rank > CLNZ_MAX_RANK)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "rank %d is outside 0..%d", t->rank,
+                        CLNZ_MAX_RANK);
+    if (t->rank > 0 && !t->shape)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "shape is NULL");
+    memset(info, 0, sizeof *info);
+    info->dtype = t->dtype;
+    info->elem = dtype_sizes[t->dtype];
+    info->rank = t->rank;
+    info->krank = t->rank ? t->rank : 1;
+    info->n = 1;
+    if (t->rank == 0) { /* one element, seen as shape (1,) */
+        info->shape[0] = 1;
+        info->strides[0] = 1;
+    }
+    for (int d = 0; d < t->rank; ++d) {
+        if (t->shape[d] < 0)
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "shape[%d] = %lld is negative", d,
+                            (long long)t->shape[d]);
+        info->shape[d] = t->shape[d];
+    }
+    for (int d = 0; d < t->rank; ++d) {
+        uint64_t e = (uint64_t)t->shape[d];
+        if (e && info->n > MAX_ELEMENTS / e)
+            return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the shape holds more than 2^62 elements");
+        info->n *= e;
+    }
+    /* C-order strides, then the caller's if any */
+    int64_t c = 1;
+    for (int d = t->rank - 1; d >= 0; --d) {
+        info->strides[d] = c;
+        c *= t->shape[d] ? t->shape[d] : 1;
+    }
+    info->contiguous = 1;
+    if (t->rank > 0 && t->strides) {
+        for (int d = 0; d < t->rank; ++d) {
+            int64_t s = t->strides[d];
+            if (s > INT64_MAX / 4 || s < -(INT64_MAX / 4))
+                return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "stride[%d] is absurd", d);
+            if (s != info->strides[d] && t->shape[d] > 1)
+                info->contiguous = 0;
+            info->strides[d] = s;
+        }
+    }
+    /* the span of element offsets the view reaches */
+    info->min_off = info->max_off = 0;
+    if (info->n > 0) {
+        for (int d = 0; d < t->rank; ++d) {
+            __int128 reach = (__int128)(t->shape[d] - 1) * info->strides[d];
+            __int128 lo = info->min_off + (reach < 0 ? reach : 0);
+            __int128 hi = info->max_off + (reach > 0 ? reach : 0);
+            if (lo < -(__int128)MAX_ELEMENTS || hi > (__int128)MAX_ELEMENTS)
+                return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the strides reach beyond 2^62 elements");
+            info->min_off = (int64_t)lo;
+            info->max_off = (int64_t)hi;
+        }
+    }
+    return CLNZ_SUCCESS;
+}
+
+clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
+                        int64_t *base)
+{
+    if (!buf)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "input buffer is NULL");
+    if (byte_off % info->elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "input offset %zu is not a multiple of the element size %zu", byte_off,
+                        info->elem);
+    *base = (int64_t)(byte_off / info->elem);
+    if (info->n == 0)
+        return CLNZ_SUCCESS;
+    size_t size = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (e)
+        return CL_CHECK(ctx, e, "clGetMemObjectInfo(input)");
+    if (*base + info->min_off < 0 ||
+        (uint64_t)(*base + info->max_off + 1) * info->elem > (uint64_t)size)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the tensor reaches outside its buffer (%zu bytes)", size);
+    return CLNZ_SUCCESS;
+}
+
+clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out)
+{
+    cl_long meta[2 * CLNZ_MAX_RANK];
+    for (int d = 0; d < info->krank; ++d) {
+        meta[d] = info->shape[d];
+        meta[info->krank + d] = info->strides[d];
+    }
+    cl_int e = CL_SUCCESS;
+    *out = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                          2 * (size_t)info->krank * sizeof(cl_long), meta, &e);
+    return CL_CHECK(ctx, e, "clCreateBuffer(shape)");
+}
+
+clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
+                         uint64_t count, size_t elem)
+{
+    if (!buf)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s buffer is NULL", what);
+    if (off % elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "%s offset %zu is not a multiple of %zu bytes", what, off, elem);
+    size_t size = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (e)
+        return CL_CHECK(ctx, e, "clGetMemObjectInfo");
+    if (off > size || count > (size - off) / elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "%s buffer of %zu bytes is too small for %llu elements of %zu bytes at "
+                        "offset %zu",
+                        what, size, (unsigned long long)count, elem, off);
+    return CLNZ_SUCCESS;
+}
+
+void shape_text(int rank, const int64_t *shape, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "(");
+    for (int d = 0; d < rank && len < n; ++d)
+        len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "",
+                                (long long)shape[d]);
+    if (len < n)
+        snprintf(buf + len, n - len, rank == 1 ? ",)" : ")");
+}

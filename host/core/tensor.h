@@ -1,0 +1,32 @@
+/* tensor.h: a caller's tensor description, checked once (tensor.c), and
+ * the checks of caller buffers. */
+#ifndef CLNZ_CORE_TENSOR_H
+#define CLNZ_CORE_TENSOR_H
+
+#include "clnz.h"
+
+typedef struct {
+    clnz_dtype dtype;
+    size_t elem;
+    int rank;          /* as given (0 allowed) */
+    int krank;         /* as the kernels see it: max(rank, 1) */
+    int64_t shape[CLNZ_MAX_RANK];
+    int64_t strides[CLNZ_MAX_RANK];
+    uint64_t n;        /* element count */
+    int contiguous;    /* C order: the kernels skip the odometer */
+    int64_t min_off, max_off; /* element offsets reached, relative to element 0 */
+} tensor_info;
+
+clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info);
+/* Element offset of logical element 0 inside a buffer, from a byte offset. */
+clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
+                        int64_t *base);
+/* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
+clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
+                         uint64_t count, size_t elem);
+/* A shape as Python writes it: "(2, 3)", "(4,)", "()". */
+void shape_text(int rank, const int64_t *shape, char *buf, size_t n);
+/* A small read-only buffer with shape then strides, for the kernels. */
+clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out);
+
+#endif

@@ -1,0 +1,112 @@
+/* transfer.c: moving host arrays to the device and results back, for the
+ * blocking calls (the ops layer). On a CPU device nothing is
+ * copied: buffers use the host memory where it lies. */
+#include "core/transfer.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "core/chain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* A read-only device copy of the bytes the view reaches; *base is the
+ * element offset of logical element 0 in it. */
+clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
+                          int64_t *base)
+{
+    uint64_t elems = t->n ? (uint64_t)(t->max_off - t->min_off) + 1 : 0;
+    uint64_t bytes = elems * t->elem;
+    if (t->n && !data)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "data is NULL");
+    if (bytes > ctx->max_alloc)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "the input's %llu bytes exceed the device's largest allocation (%llu)",
+                        (unsigned long long)bytes, (unsigned long long)ctx->max_alloc);
+    cl_int e = CL_SUCCESS;
+    if (bytes == 0) {
+        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY, 64, NULL, &e);
+        *base = 0;
+    } else {
+        const char *start = (const char *)data + t->min_off * (int64_t)t->elem;
+        /* A CPU device reads host memory where it lies: no copy. Kernels only
+         * read the input, so the const is kept in fact. */
+        cl_mem_flags how = ctx->is_cpu ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
+        *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | how, (size_t)bytes, (void *)start, &e);
+        *base = -t->min_off;
+    }
+    return CL_CHECK(ctx, e, "clCreateBuffer(input)");
+}
+
+clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
+{
+    cl_event wbuf[2];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
+    cl_int e = clEnqueueReadBuffer(ch->ctx->queue, buf, CL_TRUE, 0, bytes, dst, n, list, NULL);
+    if (ch->ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
+        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", bytes);
+    return CL_CHECK(ch->ctx, e, "clEnqueueReadBuffer");
+}
+
+/* A result buffer. Large ones ask for huge pages where the system has them
+ * (as numpy does): a fresh 4 KiB page costs about 10 us on first touch on
+ * some VMs, which would dominate a large result. Freed with free(). */
+void *alloc_result(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
+    return p;
+}
+
+/* The result's bytes on the host. A CPU device wrote them in place (the
+ * buffer uses the host memory); mapping makes that visible by the book. */
+clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place)
+{
+    if (!in_place)
+        return read_back(ch, buf, bytes, dst);
+    cl_event wbuf[2];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
+    cl_int e = CL_SUCCESS;
+    void *p = clEnqueueMapBuffer(ch->ctx->queue, buf, CL_TRUE, CL_MAP_READ, 0, bytes, n, list,
+                                 NULL, &e);
+    if (ch->ctx->debug)
+        fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
+    if (e)
+        return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
+    if (p != dst) /* a driver that mapped a copy after all */
+        memcpy(dst, p, bytes);
+    e = clEnqueueUnmapMemObject(ch->ctx->queue, buf, p, 0, NULL, NULL);
+    if (e) /* a buffer left mapped is never freed, nor its context with it: once more */
+        e = clEnqueueUnmapMemObject(ch->ctx->queue, buf, p, 0, NULL, NULL);
+    if (!e)
+        e = clFinish(ch->ctx->queue);
+    return CL_CHECK(ch->ctx, e, "clEnqueueUnmapMemObject(result)");
+}
+
+
+clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf)
+{
+    *buf = NULL;
+    *host = alloc_result(bytes);
+    if (!*host)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes);
+    if (!bytes)
+        return CLNZ_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    /* a CPU device writes the result where it will be returned */
+    cl_mem_flags how = ctx->is_cpu ? CL_MEM_USE_HOST_PTR : 0;
+    *buf = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY | how, bytes, ctx->is_cpu ? *host : NULL,
+                          &e);
+    return CL_CHECK(ctx, e, "clCreateBuffer(output)");
+}

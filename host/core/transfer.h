@@ -1,0 +1,26 @@
+/* transfer.h: host arrays in, results out, for the blocking calls
+ * (transfer.c). On a CPU device nothing is copied: buffers use the host
+ * memory where it lies. */
+#ifndef CLNZ_CORE_TRANSFER_H
+#define CLNZ_CORE_TRANSFER_H
+
+#include "core/chain.h"
+#include "core/tensor.h"
+
+/* A read-only device buffer over the bytes the view reaches (the host memory
+ * itself on a CPU device); *base: element offset of logical element 0. */
+clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
+                   int64_t *base);
+/* A blocking read of `bytes` after the chain's last command. */
+clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst);
+/* A result buffer (huge pages when large); freed with free(). */
+void *alloc_result(size_t bytes);
+/* A result of `bytes` on the host (alloc_result) and the device buffer the
+ * kernels write it to (none for 0 bytes); fetch_result(..., ctx->is_cpu)
+ * then brings it home. The caller frees both, whatever fails. */
+clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf);
+/* The result in dst: read back, or, in_place (a CPU device wrote into dst
+ * through CL_MEM_USE_HOST_PTR), mapped to make the writes visible. */
+clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place);
+
+#endif

@@ -1,0 +1,118 @@
+/* launch_plan.c: where launch geometry is chosen: work-group size and items per
+ * work-item for each kernel family (forced, else tuned, else defaults from
+ * device queries), tile counts, and the scratch the scan levels need. */
+#include "core/context.h"
+#include "core/error.h"
+#include "tune/tune.h"
+
+#include <stdio.h>
+
+/* Defaults from the device type. A CPU device runs a work-group as a loop on
+ * one core, so it wants a few work-items each walking a long contiguous
+ * chunk (measured on PoCL: 4 x 4096 is 3x faster than 64 x 64 for nonzero);
+ * a GPU wants many work-items with a few items each. */
+void plan_defaults(clnz_context *ctx)
+{
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        clnz_launch l;
+        if (ctx->is_cpu) {
+            l.work_group_size = 4;
+            l.items_per_work_item = 4096;
+        } else {
+            l.work_group_size = 256;
+            l.items_per_work_item = f == CLNZ_KERNEL_SCAN ? 8 : 4;
+        }
+        if (l.work_group_size > ctx->max_work_group)
+            l.work_group_size = ctx->max_work_group;
+        ctx->launch[f] = l;
+        ctx->launch_source[f] = CLNZ_LAUNCH_DEFAULT;
+    }
+}
+
+size_t plan_items(const clnz_context *ctx, clnz_kernel_family family)
+{
+    if (ctx->forced_items)
+        return ctx->forced_items;
+    return ctx->launch[family].items_per_work_item;
+}
+
+static cl_uint next_pow2(size_t x)
+{
+    cl_uint p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes)
+{
+    size_t limit = ctx->max_work_group;
+    while (limit > 1 && (cl_ulong)next_pow2(limit) * local_elem_bytes > ctx->local_mem)
+        limit /= 2;
+    return limit;
+}
+
+clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+                        int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg)
+{
+    size_t limit = plan_local_limit(ctx, local_elem_bytes);
+    for (int i = 0; i < n_kernels; ++i) {
+        size_t k = 0;
+        cl_int e = clGetKernelWorkGroupInfo(kernels[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                            sizeof k, &k, NULL);
+        if (e)
+            return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+        if (k < limit)
+            limit = k;
+    }
+    /* A forced or tuned size above what this kernel takes is clamped to its
+     * limit rather than refused: the limit (registers, local memory) differs
+     * per compiled variant (dtype, predicate, items), e.g. 256 for most of
+     * them on NVIDIA's driver where the device says 1024, so no caller can
+     * know it beforehand. */
+    size_t wg = ctx->forced_wg ? ctx->forced_wg : ctx->launch[family].work_group_size;
+    if (wg > limit) {
+        if (ctx->debug && ctx->forced_wg) /* CLNZ_DEBUG: the user asked for a log */
+            fprintf(stderr, "clnz: forced work-group size %zu clamped to %zu for this kernel\n",
+                    wg, limit);
+        wg = limit;
+    }
+    cfg->wg = wg;
+    cfg->items = items;
+    cfg->p2 = next_pow2(wg);
+    return CLNZ_SUCCESS;
+}
+
+uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg)
+{
+    uint64_t tile = (uint64_t)cfg->wg * cfg->items;
+    return n == 0 ? 0 : (n - 1) / tile + 1;
+}
+
+uint64_t plan_scan_scratch(uint64_t n, const launch_cfg *cfg)
+{
+    uint64_t t = plan_tiles(n, cfg);
+    return t <= 1 ? 0 : t + plan_scan_scratch(t, cfg);
+}
+
+clnz_status plan_scratch(clnz_context *ctx, size_t bytes)
+{
+    if (bytes < 64)
+        bytes = 64;
+    if (ctx->scratch && ctx->scratch_bytes >= bytes)
+        return CLNZ_SUCCESS;
+    if (bytes > ctx->max_alloc)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "scratch of %zu bytes exceeds the device's largest allocation (%llu)",
+                        bytes, (unsigned long long)ctx->max_alloc);
+    cl_int e = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (e)
+        return CL_CHECK(ctx, e, "clCreateBuffer(scratch)");
+    /* OpenCL keeps the old buffer alive until commands using it finish */
+    if (ctx->scratch)
+        clReleaseMemObject(ctx->scratch);
+    ctx->scratch = m;
+    ctx->scratch_bytes = bytes;
+    return CLNZ_SUCCESS;
+}

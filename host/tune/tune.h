@@ -1,0 +1,46 @@
+/* tune.h: launch parameters: where work-group sizes and items per
+ * work-item are chosen (launch_plan.c), the tuner that measures them
+ * (tuner.c) and its results on disk (tune_store.c). */
+#ifndef CLNZ_TUNE_H
+#define CLNZ_TUNE_H
+
+#include "core/context.h"
+
+/* ---- the launch plan (launch_plan.c) ---- */
+typedef struct {
+    size_t wg;     /* work-items per work-group */
+    size_t items;  /* elements per work-item */
+    cl_uint p2;    /* next power of two >= wg: slots of the local scan */
+} launch_cfg;
+
+/* The launches the library uses untuned, from device queries. */
+void plan_defaults(clnz_context *ctx);
+size_t plan_items(const clnz_context *ctx, clnz_kernel_family family);
+/* Picks a work-group size every kernel in `kernels` can run with: the
+ * family's forced, tuned or default one, within the kernels' limits. */
+clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+                        int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg);
+/* The largest work-group the local scan can have on this device. */
+size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes);
+uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg);
+/* Scratch elements the multi-level scan of n values needs for its tile sums. */
+uint64_t plan_scan_scratch(uint64_t n, const launch_cfg *cfg);
+clnz_status plan_scratch(clnz_context *ctx, size_t bytes);
+
+/* ---- tuning results on disk (tune_store.c) ---- */
+/* Fills launch[] and source[] from the exact device's file, else its vendor
+ * and type's, else leaves them; returns the source found. Rejected files are
+ * deleted (corrupt) or ignored (another device, driver or version). */
+clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
+                                   clnz_launch launch[CLNZ_KERNEL_FAMILIES]);
+/* A tuning file's text (NUL-terminated at text[size]): 0 usable (l[] filled),
+ * 2 corrupt, 3 another device, driver or version's. For the fuzzer too. */
+int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
+                     size_t max_wg, clnz_launch *l);
+/* Just which source a device would get, for listings (no context). */
+clnz_launch_source tune_store_probe(const device_ident *id);
+/* Writes the device's file and its vendor-and-type file. */
+int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMILIES],
+                    char *path, size_t path_size);
+
+#endif

@@ -1,0 +1,194 @@
+/* tune_store.c: tuning results on disk, one human-readable file per device.
+ *
+ * <cache>/tuning/<platform>--<device>--<driver>.txt holds the winners for one
+ * device, driver and clnz version; <cache>/tuning/vendor--<vendor>--<type>.txt
+ * the last winners on any device of that vendor and type. Lookup: the exact
+ * file, then the vendor's, then the defaults (launch_plan.c). A file that fails its
+ * checksum or does not parse is deleted; one whose key names another
+ * device, driver or clnz version is ignored, never trusted. */
+#include "core/context.h"
+#include "core/cache.h"
+#include "tune/tune.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const family_names[CLNZ_KERNEL_FAMILIES] = {"nonzero", "scan", "mask"};
+
+static void store_paths(const char *dir, const device_ident *id, char *exact, char *vendor,
+                        size_t n)
+{
+    char p[128], d[128], v[128], dr[64];
+    cache_sanitize(id->platform, p, sizeof p);
+    cache_sanitize(id->device, d, sizeof d);
+    cache_sanitize(id->driver, dr, sizeof dr);
+    cache_sanitize(id->vendor, v, sizeof v);
+    snprintf(exact, n, "%s/tuning/%.100s--%.100s--%.60s.txt", dir, p, d, dr);
+    snprintf(vendor, n, "%s/tuning/vendor--%.100s--%s.txt", dir, v, id->type);
+}
+
+/* "key value\n" lines in this order, then "checksum HEX\n" over them. */
+static int format_file(const device_ident *id, const clnz_launch *l, char *out, size_t n)
+{
+    int k = snprintf(out, n,
+                     "# clnz tuning result: written by clnz tune; the checksum covers the lines "
+                     "above it\n"
+                     "format 1\nclnz %s\nplatform %s\ndevice %s\nvendor %s\ntype %s\ndriver %s\n",
+                     CLNZ_VERSION_STRING, id->platform, id->device, id->vendor, id->type,
+                     id->driver);
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && k > 0 && (size_t)k < n; ++f)
+        k += snprintf(out + k, n - (size_t)k, "%s %zu %zu\n", family_names[f],
+                      l[f].work_group_size, l[f].items_per_work_item);
+    if (k <= 0 || (size_t)k >= n)
+        return -1;
+    k += snprintf(out + k, n - (size_t)k, "checksum %016" PRIx64 "\n",
+                  cache_hash(out, (size_t)k, CACHE_HASH_SEED));
+    return (size_t)k < n ? k : -1;
+}
+
+typedef enum { FILE_OK, FILE_MISSING, FILE_CORRUPT, FILE_OTHER_KEY } file_state;
+
+/* The value of "key " on its own line, copied to out. */
+static int field(const char *text, const char *key, char *out, size_t n)
+{
+    size_t klen = strlen(key);
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+            const char *v = line + klen + 1;
+            size_t len = strcspn(v, "\n");
+            if (len >= n)
+                return 0;
+            memcpy(out, v, len);
+            out[len] = '\0';
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
+                     size_t max_wg, clnz_launch *l)
+{
+    file_state st = FILE_CORRUPT;
+    char *sum = strstr(text, "\nchecksum ");
+    char hex[17];
+    if (sum && size > 0 && memchr(text, '\0', size) == NULL) {
+        size_t body = (size_t)(sum - text) + 1;
+        snprintf(hex, sizeof hex, "%016" PRIx64, cache_hash(text, body, CACHE_HASH_SEED));
+        if (strncmp(sum + 10, hex, 16) == 0 && sum[26] == '\n' && sum[27] == '\0')
+            st = FILE_OK;
+    }
+    char v[160];
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && st == FILE_OK; ++f) {
+        unsigned long long wg = 0, items = 0;
+        char extra;
+        if (!field(text, family_names[f], v, sizeof v) ||
+            sscanf(v, "%llu %llu %c", &wg, &items, &extra) != 2 || wg == 0 || items == 0 ||
+            items > CLNZ_MAX_ITEMS)
+            st = FILE_CORRUPT;
+        l[f].work_group_size = (size_t)wg;
+        l[f].items_per_work_item = (size_t)items;
+    }
+    if (st == FILE_OK) {
+        /* the key: anything else names another device, driver or version */
+        struct {
+            const char *key, *want;
+            int vendor_key;
+        } keys[] = {{"format", "1", 1},         {"clnz", CLNZ_VERSION_STRING, 1},
+                    {"vendor", id->vendor, 1},  {"type", id->type, 1},
+                    {"platform", id->platform, 0}, {"device", id->device, 0},
+                    {"driver", id->driver, 0}};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k) {
+            if (vendor_only && !keys[k].vendor_key)
+                continue;
+            if (!field(text, keys[k].key, v, sizeof v))
+                st = FILE_CORRUPT;
+            else if (strcmp(v, keys[k].want) != 0 && st == FILE_OK)
+                st = FILE_OTHER_KEY;
+        }
+        for (int f = 0; f < CLNZ_KERNEL_FAMILIES && st == FILE_OK; ++f)
+            if (l[f].work_group_size > max_wg)
+                st = FILE_OTHER_KEY; /* another device's limits */
+    }
+    return st;
+}
+
+/* vendor_only: the vendor file matches on vendor, type and version alone. */
+static file_state read_file(const char *path, const device_ident *id, int vendor_only,
+                            size_t max_wg, clnz_launch *l, int may_delete)
+{
+    size_t size = 0;
+    char *text = cache_read_file(path, 64 * 1024, &size);
+    if (!text)
+        return FILE_MISSING;
+    file_state st = (file_state)tune_store_parse(text, size, id, vendor_only, max_wg, l);
+    free(text);
+    if (st == FILE_CORRUPT && may_delete)
+        unlink(path);
+    return st;
+}
+
+clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
+                                   clnz_launch launch[CLNZ_KERNEL_FAMILIES])
+{
+    if (!ctx->cache_dir[0])
+        return CLNZ_LAUNCH_DEFAULT;
+    char exact[1200], vendor[1200];
+    store_paths(ctx->cache_dir, id, exact, vendor, sizeof exact);
+    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    file_state s = read_file(exact, id, 0, ctx->max_work_group, l, 1);
+    if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
+        ctx->stats.cache_files_rejected++;
+    if (s == FILE_OK) {
+        memcpy(launch, l, sizeof l);
+        return CLNZ_LAUNCH_TUNED;
+    }
+    s = read_file(vendor, id, 1, ctx->max_work_group, l, 1);
+    if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
+        ctx->stats.cache_files_rejected++;
+    if (s == FILE_OK) {
+        memcpy(launch, l, sizeof l);
+        return CLNZ_LAUNCH_VENDOR;
+    }
+    return CLNZ_LAUNCH_DEFAULT;
+}
+
+clnz_launch_source tune_store_probe(const device_ident *id)
+{
+    char dir[1024], exact[1200], vendor[1200];
+    cache_dir_resolve(dir, sizeof dir);
+    if (!dir[0])
+        return CLNZ_LAUNCH_DEFAULT;
+    store_paths(dir, id, exact, vendor, sizeof exact);
+    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    /* a listing only looks: it deletes nothing */
+    if (read_file(exact, id, 0, SIZE_MAX, l, 0) == FILE_OK)
+        return CLNZ_LAUNCH_TUNED;
+    if (read_file(vendor, id, 1, SIZE_MAX, l, 0) == FILE_OK)
+        return CLNZ_LAUNCH_VENDOR;
+    return CLNZ_LAUNCH_DEFAULT;
+}
+
+int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMILIES],
+                    char *path, size_t path_size)
+{
+    if (!ctx->cache_dir[0])
+        return ENOENT;
+    char exact[1200], vendor[1200], dir[1100], text[4096];
+    store_paths(ctx->cache_dir, &ctx->id, exact, vendor, sizeof exact);
+    snprintf(path, path_size, "%s", exact);
+    snprintf(dir, sizeof dir, "%s/tuning", ctx->cache_dir);
+    int len = format_file(&ctx->id, launch, text, sizeof text);
+    if (len < 0)
+        return ENAMETOOLONG;
+    int err = cache_mkdirs(dir);
+    if (!err)
+        err = cache_write_atomic(exact, text, (size_t)len);
+    if (!err)
+        err = cache_write_atomic(vendor, text, (size_t)len);
+    return err;
+}

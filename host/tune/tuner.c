@@ -1,0 +1,365 @@
+/* tuner.c: the autotuner. For each kernel family it tries launch candidates
+ * derived from the device's limits, checks each one's results against a
+ * host reference, times it with OpenCL profiling events (median after a
+ * warm-up) on a cache-sized and a large problem, and keeps the fastest. */
+#include "core/context.h"
+#include "core/error.h"
+#include "core/program.h"
+#include "core/chain.h"
+#include "tune/tune.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_N (1u << 18)
+#define LARGE_N_QUICK (1u << 22)
+#define LARGE_N_FULL (1u << 24)
+#define MAX_CANDIDATES 64
+
+clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family f, clnz_launch *l,
+                                clnz_launch_source *source)
+{
+    CTX_HOLD(ctx);
+    if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES || !l)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *l = ctx->launch[f];
+    clnz_launch_source s = ctx->launch_source[f];
+    if (ctx->forced_wg) {
+        l->work_group_size = ctx->forced_wg;
+        s = CLNZ_LAUNCH_FORCED;
+    }
+    if (ctx->forced_items) {
+        l->items_per_work_item = ctx->forced_items;
+        s = CLNZ_LAUNCH_FORCED;
+    }
+    if (source)
+        *source = s;
+    return CLNZ_SUCCESS;
+}
+
+/* The family's main kernel, built with its default items, for its limits. */
+static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_kernel *k,
+                                 size_t *local_elem)
+{
+    char opts[64];
+    size_t items = ctx->launch[f].items_per_work_item;
+    if (f == CLNZ_KERNEL_SCAN) {
+        *local_elem = 8;
+        scan_options(opts, sizeof opts, 1, items);
+        return program_kernel(ctx, "scan", "scan_tiles", opts, k);
+    }
+    element_options(opts, sizeof opts, CLNZ_F32, items, 1);
+    if (f == CLNZ_KERNEL_MASK) {
+        *local_elem = 0;
+        return program_kernel(ctx, "mask", "mask_write", opts, k);
+    }
+    *local_elem = 8;
+    return program_kernel(ctx, "nonzero", "nz_write", opts, k);
+}
+
+int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, clnz_launch *out,
+                         int max)
+{
+    CTX_HOLD(ctx);
+    if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES)
+        return 0;
+    cl_kernel k;
+    size_t local_elem, kmax = 0, pref = 1;
+    if (family_kernel(ctx, f, &k, &local_elem))
+        return 0;
+    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                             NULL);
+    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                             sizeof pref, &pref, NULL);
+    size_t limit = plan_local_limit(ctx, local_elem);
+    if (kmax && kmax < limit)
+        limit = kmax;
+    if (limit > 1024) /* larger groups only lengthen the local scan */
+        limit = 1024;
+    if (pref < 1 || pref > limit)
+        pref = 1;
+    size_t wgs[16], items[8];
+    int nw = 0, ni = 0;
+    /* a CPU runs a work-group as a loop on one core: tiny groups are worth a try */
+    int step = 0;
+    for (size_t w = ctx->is_cpu ? 1 : pref; w <= limit && nw < 12; w *= 2, ++step)
+        if (!quick || step % 2 == 0) /* quick mode keeps every other size */
+            wgs[nw++] = w;
+    /* items per work-item: long chunks on CPUs, short ones on GPUs */
+    static const size_t cpu_full[] = {64, 256, 1024, 4096, 16384}, cpu_quick[] = {1024, 4096};
+    static const size_t gpu_full[] = {1, 2, 4, 8, 16}, gpu_quick[] = {2, 4, 8};
+    const size_t *src = ctx->is_cpu ? (quick ? cpu_quick : cpu_full) : (quick ? gpu_quick : gpu_full);
+    int nsrc = ctx->is_cpu ? (quick ? 2 : 5) : (quick ? 3 : 5);
+    for (int i = 0; i < nsrc; ++i)
+        items[ni++] = src[i];
+    /* the defaults are always among the candidates, so they can be compared */
+    int have_w = 0, have_i = 0;
+    for (int i = 0; i < nw; ++i)
+        have_w |= wgs[i] == ctx->launch[f].work_group_size;
+    for (int i = 0; i < ni; ++i)
+        have_i |= items[i] == ctx->launch[f].items_per_work_item;
+    if (!have_w && ctx->launch[f].work_group_size <= limit && nw < 16)
+        wgs[nw++] = ctx->launch[f].work_group_size;
+    if (!have_i && ni < 8)
+        items[ni++] = ctx->launch[f].items_per_work_item;
+    int n = 0;
+    for (int i = 0; i < ni; ++i)
+        for (int w = 0; w < nw; ++w, ++n)
+            if (n < max && out)
+                out[n] = (clnz_launch){wgs[w], items[i]};
+    return n;
+}
+
+/* ---- measuring one candidate ---- */
+typedef struct {
+    uint64_t n, z;
+    float *host;        /* f32 input, about 10 % nonzero, fixed seed */
+    int64_t *want_idx;  /* the reference: flat indices of the nonzeros */
+    cl_mem in, out, count, mask, scan_in, scan_out;
+} problem;
+
+static void problem_free(problem *p)
+{
+    cl_mem *ms[] = {&p->in, &p->out, &p->count, &p->mask, &p->scan_in, &p->scan_out};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i)
+        if (*ms[i])
+            clReleaseMemObject(*ms[i]);
+    free(p->host);
+    free(p->want_idx);
+    memset(p, 0, sizeof *p);
+}
+
+static clnz_status problem_make(clnz_context *ctx, uint64_t n, problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->host = malloc(n * sizeof(float));
+    p->want_idx = malloc(n * sizeof(int64_t));
+    if (!p->host || !p->want_idx)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "tuning data: out of memory");
+    uint64_t s = 0x2545f4914f6cdd1dULL;
+    for (uint64_t i = 0; i < n; ++i) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        p->host[i] = (s % 10 == 0) ? (float)(1 + s % 7) : 0.0f;
+        if (p->host[i] != 0.0f)
+            p->want_idx[p->z++] = (int64_t)i;
+    }
+    cl_int e = CL_SUCCESS;
+    p->in = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, p->host, &e);
+    if (!e)
+        p->out = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (p->z + 1) * 8, NULL, &e);
+    if (!e)
+        p->count = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 8, NULL, &e);
+    if (!e)
+        p->mask = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, n, NULL, &e);
+    if (!e)
+        p->scan_out = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, n * 8, NULL, &e);
+    if (!e) {
+        /* the scan's input: the mask as u64, so its scan is the offsets */
+        uint64_t *m = malloc(n * 8);
+        if (!m)
+            return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "tuning data: out of memory");
+        for (uint64_t i = 0; i < n; ++i)
+            m[i] = p->host[i] != 0.0f;
+        p->scan_in = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 8, m,
+                                    &e);
+        free(m);
+    }
+    return CL_CHECK(ctx, e, "clCreateBuffer(tuning data)");
+}
+
+/* One call of the family on the problem; the chain's events are timed. */
+static clnz_status run_family(clnz_context *ctx, clnz_kernel_family f, problem *p,
+                              cl_event *last)
+{
+    int64_t shape[] = {(int64_t)p->n};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    clnz_predicate nz = clnz_pred_nonzero();
+    if (f == CLNZ_KERNEL_NONZERO)
+        return clnz_nonzero_enqueue(ctx, &t, p->in, 0, NULL, p->out, 0, p->z, p->count, 0, 0,
+                                    NULL, last);
+    if (f == CLNZ_KERNEL_MASK)
+        return clnz_mask_enqueue(ctx, &t, p->in, 0, &nz, CLNZ_U8, p->mask, 0, 0, NULL, last);
+    return clnz_scan_enqueue(ctx, CLNZ_U64, p->scan_in, 0, p->scan_out, 0, p->n, p->count, 0, 0,
+                             NULL, last);
+}
+
+/* Does the last run's output match the reference? */
+static int check_family(clnz_context *ctx, clnz_kernel_family f, const problem *p)
+{
+    size_t bytes = f == CLNZ_KERNEL_NONZERO ? p->z * 8 : f == CLNZ_KERNEL_MASK ? p->n : p->n * 8;
+    unsigned char *got = malloc(bytes ? bytes : 1);
+    uint64_t count = 0;
+    int ok = got != NULL;
+    cl_mem src = f == CLNZ_KERNEL_NONZERO ? p->out : f == CLNZ_KERNEL_MASK ? p->mask : p->scan_out;
+    if (ok && bytes)
+        ok = clEnqueueReadBuffer(ctx->queue, src, CL_TRUE, 0, bytes, got, 0, NULL, NULL) == 0;
+    if (ok && f != CLNZ_KERNEL_MASK)
+        ok = clEnqueueReadBuffer(ctx->queue, p->count, CL_TRUE, 0, 8, &count, 0, NULL, NULL) == 0 &&
+             count == p->z;
+    if (ok && f == CLNZ_KERNEL_NONZERO)
+        ok = memcmp(got, p->want_idx, bytes) == 0;
+    for (uint64_t i = 0, run = 0; ok && f != CLNZ_KERNEL_NONZERO && i < p->n; ++i) {
+        int sel = p->host[i] != 0.0f;
+        if (f == CLNZ_KERNEL_MASK)
+            ok = got[i] == sel;
+        else
+            ok = ((uint64_t *)got)[i] == run;
+        run += (uint64_t)sel;
+    }
+    free(got);
+    return ok;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median kernel time in ms over `runs` timed calls after one warm-up;
+ * negative if the candidate fails or gives a wrong result. */
+static double measure(clnz_context *ctx, clnz_kernel_family f, problem *p, int runs)
+{
+    double t[16];
+    for (int r = -1; r < runs; ++r) {
+        cl_event last = NULL;
+        if (run_family(ctx, f, p, &last) != CLNZ_SUCCESS)
+            return -1;
+        clWaitForEvents(1, &last);
+        cl_ulong start = 0, end = 0;
+        cl_int e = clGetEventProfilingInfo(ctx->first_event, CL_PROFILING_COMMAND_START,
+                                           sizeof start, &start, NULL);
+        if (!e)
+            e = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+        clReleaseEvent(last);
+        if (e)
+            return -1;
+        if (r < 0 && !check_family(ctx, f, p)) /* checked before it counts */
+            return -1;
+        if (r >= 0)
+            t[r] = (double)(end - start) * 1e-6;
+    }
+    qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+    return t[runs / 2];
+}
+
+static double bytes_moved(clnz_kernel_family f, const problem *p)
+{
+    if (f == CLNZ_KERNEL_NONZERO)
+        return (double)p->n * 4 + (double)p->z * 8;
+    if (f == CLNZ_KERNEL_MASK)
+        return (double)p->n * 5;
+    return (double)p->n * 16;
+}
+
+/* ---- the search ---- */
+static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progress progress,
+                                 void *user, clnz_tune_row *rows, int max_rows, int *n_rows,
+                                 clnz_launch winners[CLNZ_KERNEL_FAMILIES])
+{
+    clnz_launch cands[CLNZ_KERNEL_FAMILIES][MAX_CANDIDATES];
+    int nc[CLNZ_KERNEL_FAMILIES], total = 0, done = 0;
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        nc[f] = clnz_tune_candidates(ctx, (clnz_kernel_family)f, quick, cands[f], MAX_CANDIDATES);
+        if (nc[f] <= 0)
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "no tuning candidates: %s",
+                            clnz_context_message(ctx));
+        if (nc[f] > MAX_CANDIDATES)
+            nc[f] = MAX_CANDIDATES;
+        total += nc[f];
+    }
+    problem probs[2];
+    uint64_t sizes[2] = {SMALL_N, quick ? LARGE_N_QUICK : LARGE_N_FULL};
+    int runs = quick ? 3 : 7;
+    clnz_status st = problem_make(ctx, sizes[0], &probs[0]);
+    if (!st)
+        st = problem_make(ctx, sizes[1], &probs[1]);
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && !st; ++f) {
+        double best = -1;
+        winners[f] = ctx->launch[f];
+        for (int c = 0; c < nc[f]; ++c) {
+            clnz_tune_row row = {(clnz_kernel_family)f, cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
+            row.is_default = cands[f][c].work_group_size == ctx->launch[f].work_group_size &&
+                             cands[f][c].items_per_work_item == ctx->launch[f].items_per_work_item;
+            ctx->forced_wg = cands[f][c].work_group_size;
+            ctx->forced_items = cands[f][c].items_per_work_item;
+            double score = 0;
+            for (int s = 0; s < 2 && row.correct; ++s) {
+                row.ms[s] = measure(ctx, (clnz_kernel_family)f, &probs[s], runs);
+                row.correct = row.ms[s] > 0;
+                row.gbps[s] = row.correct ? bytes_moved((clnz_kernel_family)f, &probs[s]) /
+                                                (row.ms[s] * 1e6)
+                                          : 0;
+                score += row.ms[s] / (double)sizes[s]; /* both sizes weigh the same */
+            }
+            if (row.correct && (best < 0 || score < best)) {
+                best = score;
+                winners[f] = cands[f][c];
+            }
+            if (*n_rows < max_rows && rows)
+                rows[*n_rows] = row;
+            ++*n_rows;
+            if (progress)
+                progress(user, ++done, total, &row);
+        }
+        if (best < 0)
+            st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                          "no candidate of the %s kernels gave correct results",
+                          f == 0 ? "nonzero" : f == 1 ? "scan" : "mask");
+    }
+    problem_free(&probs[0]);
+    problem_free(&probs[1]);
+    return st;
+}
+
+clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress, void *user,
+                      clnz_tune_row *rows, int max_rows, int *n_rows)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    int n_local = 0;
+    if (!n_rows)
+        n_rows = &n_local;
+    *n_rows = 0;
+    /* the tuner's own profiling queue; the caller's queue is left alone */
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e)
+        return CL_CHECK(ctx, e, "clCreateCommandQueue(profiling)");
+    if (ctx->last_event)
+        clWaitForEvents(1, &ctx->last_event);
+    cl_command_queue saved_q = ctx->queue;
+    size_t saved_wg = ctx->forced_wg, saved_items = ctx->forced_items;
+    ctx->queue = q;
+    ctx->profiling = 1;
+    clnz_launch winners[CLNZ_KERNEL_FAMILIES];
+    clnz_status st = tune_families(ctx, quick, progress, user, rows, max_rows, n_rows, winners);
+    clFinish(q);
+    ctx->queue = saved_q;
+    ctx->profiling = 0;
+    ctx->forced_wg = saved_wg;
+    ctx->forced_items = saved_items;
+    if (ctx->first_event)
+        clReleaseEvent(ctx->first_event);
+    if (ctx->last_event)
+        clReleaseEvent(ctx->last_event);
+    ctx->first_event = ctx->last_event = NULL;
+    clReleaseCommandQueue(q);
+    if (st)
+        return st;
+    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+        ctx->launch[f] = winners[f];
+        ctx->launch_source[f] = CLNZ_LAUNCH_TUNED;
+    }
+    char path[1200];
+    int err = tune_store_save(ctx, winners, path, sizeof path);
+    if (err)
+        ctx_warn(ctx, "warning: cannot store the tuning result in %s/tuning: %s",
+                 ctx->cache_dir[0] ? ctx->cache_dir : "(no cache folder)", strerror(err));
+    return CLNZ_SUCCESS;
+}
