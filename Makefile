@@ -10,11 +10,14 @@ CC ?= cc
 PYTHON ?= /usr/bin/python3
 B ?= build
 CFLAGS ?= -O2 -g
-CFLAGS += -fvisibility=hidden -pthread -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPIC -Iinclude -Ihost
+CFLAGS += -fvisibility=hidden -pthread -std=gnu11 -Wall -Wextra -Wshadow -Wno-missing-field-initializers -fPIC -Iinclude -Ihost -Ikernels
 LDLIBS = -lOpenCL -lm -pthread
-# The version, from the header; the shared library's SONAME carries MAJOR.
+# The version, from the header. The shared library's SONAME carries MAJOR, or
+# MAJOR.MINOR before 1.0 (every 0.x minor release may change the ABI).
 VERSION := $(shell sed -n 's/^\#define CLNZ_VERSION_STRING "\(.*\)"/\1/p' include/clnz.h)
 MAJOR := $(firstword $(subst ., ,$(VERSION)))
+MINOR := $(word 2,$(subst ., ,$(VERSION)))
+SOVERSION := $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
 # make install PREFIX=... DESTDIR=... (and make uninstall with the same)
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -25,15 +28,15 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 LIB_SRC = $(wildcard host/core/*.c host/tune/*.c host/strategy/*.c host/ops/*.c host/slices/*.c)
 CLI_SRC = $(wildcard host/cli/*.c host/io/*.c)
-LIB_HDR = include/clnz.h $(wildcard host/core/*.h host/tune/*.h host/strategy/*.h host/ops/*.h \
+LIB_HDR = include/clnz.h kernels/abi.h $(wildcard host/core/*.h host/tune/*.h host/strategy/*.h host/ops/*.h \
           host/slices/*.h)
 CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
-              kernels/image.cl
-KERNEL_ALL = $(KERNEL_MAIN) kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
+              kernels/image.cl kernels/lookback.cl kernels/stream.cl
+KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
-        test_faults test_threads
+        test_faults test_threads test_strategies
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
@@ -63,7 +66,7 @@ $(B)/libclnz.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/libclnz.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libclnz.so.$(MAJOR) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libclnz.so.$(SOVERSION) -o $@ $^ $(LDLIBS)
 
 $(B)/clnz: $(CLI_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $(CLI_OBJ) $(B)/libclnz.a -lpng $(LDLIBS)
@@ -105,8 +108,8 @@ install: all $(B)/clnz.1
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(B)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION)
-	ln -sf libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(MAJOR)
-	ln -sf libclnz.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libclnz.so
+	ln -sf libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(SOVERSION)
+	ln -sf libclnz.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libclnz.so
 	install -m 644 $(B)/libclnz.a $(DESTDIR)$(LIBDIR)/libclnz.a
 	install -m 644 include/clnz.h $(DESTDIR)$(INCLUDEDIR)/clnz.h
 	install -m 755 $(B)/clnz $(DESTDIR)$(BINDIR)/clnz
@@ -120,7 +123,7 @@ install: all $(B)/clnz.1
 	  ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(MAJOR) \
+	rm -f $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.a \
 	  $(DESTDIR)$(INCLUDEDIR)/clnz.h $(DESTDIR)$(BINDIR)/clnz \
 	  $(DESTDIR)$(MANDIR)/man1/clnz.1 $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
@@ -164,10 +167,14 @@ check-kernels:
 	for d in 0 1 2 3 4 5 6 7 8 9 10 11; do \
 	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	    -DCLNZ_DTYPE=$$d kernels/nonzero.cl; \
-	  for f in kernels/select.cl kernels/where.cl; do for v in 1 2 4 8; do \
+	  for f in kernels/select.cl kernels/where.cl kernels/stream.cl; do for v in 1 2 4 8; do \
 	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=$$v $$f; \
 	  done; done; \
+	  for a in 0 1; do \
+	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=8 -DLB_ATOM64=$$a kernels/lookback.cl; \
+	  done; \
 	done; \
 	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	  -DSCAN_T=uint kernels/scan.cl; \
@@ -256,7 +263,7 @@ test-tsan:
 # to build/fuzz/corpus-<name>, a crash to build/fuzz/crash-*.
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-             -std=gnu11 -Iinclude -Ihost
+             -std=gnu11 -Iinclude -Ihost -Ikernels
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = fuzz_array fuzz_cache fuzz_args
 

@@ -15,7 +15,11 @@
 #ifndef CLNZ_H
 #define CLNZ_H
 
+/* OpenCL 1.2 is what clnz needs; a caller who chose another version first
+ * keeps it. */
+#ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
+#endif
 #include <CL/cl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,9 +35,9 @@ extern "C" {
 #endif
 
 #define CLNZ_VERSION_MAJOR 0
-#define CLNZ_VERSION_MINOR 1
+#define CLNZ_VERSION_MINOR 2
 #define CLNZ_VERSION_PATCH 0
-#define CLNZ_VERSION_STRING "0.1.0"
+#define CLNZ_VERSION_STRING "0.2.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, as returned by clnz_version_number() */
 #define CLNZ_VERSION_NUMBER \
     (CLNZ_VERSION_MAJOR * 10000 + CLNZ_VERSION_MINOR * 100 + CLNZ_VERSION_PATCH)
@@ -58,6 +62,7 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_VALUE (-2009)  /* a predicate, fill or scalar value out of range */
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
 #define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
+#define CLNZ_ERROR_UNSUPPORTED_STRATEGY (-2012) /* a forced strategy that cannot serve the call */
 
 /* A short constant name and meaning for any status, OpenCL's included. */
 const char *clnz_status_string(clnz_status status);
@@ -81,6 +86,10 @@ typedef enum {
 
 size_t clnz_dtype_size(clnz_dtype dtype); /* 0 for an unknown dtype */
 const char *clnz_dtype_name(clnz_dtype dtype); /* "f32", ...; NULL if unknown */
+/* numpy's name of the dtype in native (little-endian) order, as
+ * numpy.dtype(...).str writes it: "|b1", "|u1", "<i2", "<f4", ...; NULL if
+ * unknown. */
+const char *clnz_dtype_numpy(clnz_dtype dtype);
 
 /* The logical array. rank 0..CLNZ_MAX_RANK; a rank-0 array has one element.
  * strides are in elements (may be negative or zero); NULL means C order. The
@@ -92,7 +101,28 @@ typedef struct {
     const int64_t *strides;
 } clnz_tensor;
 
-/* ---- predicates ---------------------------------------------------- */
+/* ---- scalars and predicates ---------------------------------------- */
+typedef enum {
+    CLNZ_VALUE_INT = 0, /* i: a Python int that fits int64 */
+    CLNZ_VALUE_UINT,    /* u: a Python int in [2^63, 2^64) (or any uint64) */
+    CLNZ_VALUE_FLOAT    /* f: a Python float (inf and nan allowed) */
+} clnz_value_kind;
+
+/* A number as a Python script writes it: an int or a float. Predicates
+ * compare with one, where() takes one as an operand. */
+typedef struct {
+    clnz_value_kind kind;
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    };
+} clnz_scalar;
+
+clnz_scalar clnz_scalar_int(int64_t v);
+clnz_scalar clnz_scalar_uint(uint64_t v);
+clnz_scalar clnz_scalar_float(double v);
+
 typedef enum {
     CLNZ_OP_NONZERO = 0, /* x != 0, with -0.0 zero and NaN nonzero */
     CLNZ_OP_EQ,
@@ -103,24 +133,15 @@ typedef enum {
     CLNZ_OP_GE
 } clnz_op;
 
-typedef enum {
-    CLNZ_VALUE_INT = 0, /* value.i: a Python int that fits int64 */
-    CLNZ_VALUE_UINT,    /* value.u: a Python int in [2^63, 2^64) (or any uint64) */
-    CLNZ_VALUE_FLOAT    /* value.f: a Python float (inf and nan allowed) */
-} clnz_value_kind;
-
 /* x OP value, compared the way numpy compares an array with a Python scalar:
  * integers against an int exactly; integers against a float as float64;
  * floats against a float rounded to the array's own precision when it is in
- * that type's range; floats against an int as float64. */
+ * that type's range; floats against an int as float64. Every operation
+ * takes one as `const clnz_predicate *pred`, right after its input; NULL
+ * means nonzero. */
 typedef struct {
     clnz_op op;
-    clnz_value_kind kind;
-    union {
-        int64_t i;
-        uint64_t u;
-        double f;
-    } value;
+    clnz_scalar value; /* ignored for CLNZ_OP_NONZERO */
 } clnz_predicate;
 
 clnz_predicate clnz_pred_nonzero(void);
@@ -158,23 +179,51 @@ cl_context clnz_context_cl_context(const clnz_context *ctx);
 cl_command_queue clnz_context_queue(const clnz_context *ctx);
 cl_device_id clnz_context_device(const clnz_context *ctx);
 
-/* Forces the launch parameters of every kernel family: work-items per
- * work-group and elements per work-item. 0, 0 goes back to the tuned or
- * default ones. A size above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE is
- * refused; a kernel that takes less (its CL_KERNEL_WORK_GROUP_SIZE or local
- * memory: on NVIDIA's driver most take 256 of the device's 1024) runs with
- * its own limit instead. Any work-group size gives the same results; tests
- * use this to force each in turn. */
-clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
-                                    size_t items_per_work_item);
+/* ---- strategies ----------------------------------------------------- */
+/* How a compacting operation (count, nonzero, select and their batched and
+ * channel forms) runs on the device. Every strategy gives bit-identical
+ * results; they differ in speed, and in what they need of the device. */
+typedef enum {
+    CLNZ_STRATEGY_AUTO = 0,    /* chosen per call from the device, the tuning data and the size */
+    CLNZ_STRATEGY_SINGLE_TILE, /* one work-group counts and writes in one launch: small inputs */
+    CLNZ_STRATEGY_TWO_PASS,    /* a counting pass, a multi-level scan, a writing pass */
+    CLNZ_STRATEGY_LOOKBACK,    /* one pass: tiles find their offsets by decoupled look-back */
+    CLNZ_STRATEGY_STREAM,      /* one work-item streams the input in order (FPGAs) */
+    CLNZ_STRATEGY_COUNT
+} clnz_strategy;
+
+/* "auto", "single-tile", "two-pass", "lookback", "stream"; NULL if unknown. */
+const char *clnz_strategy_name(clnz_strategy strategy);
+/* The strategy a name (as above) stands for; CLNZ_ERROR_UNSUPPORTED_STRATEGY
+ * for an unknown name. */
+clnz_status clnz_strategy_parse(const char *name, clnz_strategy *strategy);
+
+/* Forces every compacting call on this context to one strategy
+ * (CLNZ_STRATEGY_AUTO: chosen per call again). A call the forced strategy
+ * cannot serve (single-tile on an input of many tiles, a strategy the
+ * device lacks what it needs for) fails with
+ * CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why: never a silent fallback.
+ * The environment variable CLNZ_STRATEGY (the names above) sets it when a
+ * context is created; an unknown name there fails the creation. */
+clnz_status clnz_context_set_strategy(clnz_context *ctx, clnz_strategy strategy);
+/* The forced strategy, or CLNZ_STRATEGY_AUTO. */
+clnz_strategy clnz_context_strategy(const clnz_context *ctx);
+/* What auto runs on this context for an input of many tiles: the strategy
+ * the tuning data found fastest on this device, else the device type's
+ * (lookback on GPUs, stream on accelerators, two-pass elsewhere). Inputs of
+ * one tile take single-tile. */
+clnz_strategy clnz_context_auto_strategy(const clnz_context *ctx);
 
 /* ---- launch parameters and tuning ------------------------------------ */
-typedef enum {
-    CLNZ_KERNEL_NONZERO = 0, /* the nonzero pipeline's count and write passes (count too) */
-    CLNZ_KERNEL_SCAN,        /* the multi-level scan */
-    CLNZ_KERNEL_MASK,        /* the mask kernel */
-    CLNZ_KERNEL_FAMILIES
-} clnz_kernel_family;
+/* Forces the launch parameters of every kernel: work-items per work-group
+ * and elements per work-item. 0, 0 goes back to the tuned or default ones.
+ * A size above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE is refused; a
+ * kernel that takes less (its CL_KERNEL_WORK_GROUP_SIZE or local memory: on
+ * NVIDIA's driver most take 256 of the device's 1024) runs with its own
+ * limit instead. Any work-group size gives the same results; tests use this
+ * to force each in turn. */
+clnz_status clnz_context_set_launch(clnz_context *ctx, size_t work_group_size,
+                                    size_t items_per_work_item);
 
 typedef enum {
     CLNZ_LAUNCH_DEFAULT = 0, /* derived from device queries */
@@ -188,19 +237,23 @@ typedef struct {
     size_t items_per_work_item;
 } clnz_launch;
 
-/* What a kernel family launches with on this context, and why. */
-clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family family,
+/* What a kernel launches with on this context, and why. The kernels are
+ * named as the tuner names them: "two-pass" (the two-pass and single-tile
+ * strategies), "lookback", "scan" and "mask" (mask and where); an unknown
+ * name is CLNZ_ERROR_INVALID_ARGUMENT. */
+clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel,
                                 clnz_launch *launch, clnz_launch_source *source);
 
-/* The candidates the tuner tries for a family on this device (from its
- * work-group, local-memory and preferred-multiple limits). Returns how many
- * there are; fills up to max. quick: the shorter list. */
-int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family family, int quick,
-                         clnz_launch *out, int max);
+/* The candidates the tuner tries for a kernel (named as above) on this
+ * device, from its work-group, local-memory and preferred-multiple limits.
+ * Returns how many there are (0 for an unknown name); fills up to max.
+ * quick: the shorter list. */
+int clnz_tune_candidates(clnz_context *ctx, const char *kernel, int quick, clnz_launch *out,
+                         int max);
 
 /* One candidate the tuner measured. */
 typedef struct {
-    clnz_kernel_family family;
+    const char *kernel; /* a name as above (the library's own string) */
     clnz_launch launch;
     int correct;      /* its results matched the reference on every size */
     int is_default;   /* the launch the library would use untuned */
@@ -211,12 +264,13 @@ typedef struct {
 
 typedef void (*clnz_tune_progress)(void *user, int done, int total, const clnz_tune_row *row);
 
-/* Tunes every family on this context's device: for each candidate, checks
+/* Tunes every kernel on this context's device: for each candidate, checks
  * its results against a host reference on a cache-sized and a large
  * problem, then times it with OpenCL profiling events (median after a
- * warm-up). The winners are stored in the cache folder for this device
- * (and for its vendor and type) and used by this context from now on. rows
- * (may be NULL) gets up to max_rows rows; *n_rows the number measured. */
+ * warm-up). The winners, and the strategy that was fastest on the large
+ * problem, are stored in the cache folder for this device (and for its
+ * vendor and type) and used by this context from now on. rows (may be
+ * NULL) gets up to max_rows rows; *n_rows the number measured. */
 clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress, void *user,
                       clnz_tune_row *rows, int max_rows, int *n_rows);
 
@@ -231,6 +285,7 @@ typedef struct {
     uint64_t programs_from_source; /* programs compiled from OpenCL C */
     uint64_t programs_from_cache;  /* programs loaded from the on-disk binary cache */
     uint64_t cache_files_rejected; /* cache files that did not match or parse (deleted) */
+    uint64_t strategy_runs[CLNZ_STRATEGY_COUNT]; /* compacting calls run by each strategy */
 } clnz_stats;
 
 clnz_status clnz_context_stats(const clnz_context *ctx, clnz_stats *stats);
@@ -271,7 +326,6 @@ typedef enum {
 } clnz_order;
 
 typedef struct {
-    clnz_predicate pred;        /* default: nonzero */
     clnz_layout layout;         /* default: rows */
     /* The order of the coordinates inside an entry (rows and columns layouts;
      * the entries themselves stay in C order of the elements). With a width
@@ -305,7 +359,8 @@ int clnz_nonzero_width(const clnz_nonzero_options *opts, int rank);
  * count z goes to `count` at count_offset bytes, as a uint64. Enqueues and
  * returns; *out_event (if not NULL) is the last kernel's event. */
 clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
-                                 size_t in_offset, const clnz_nonzero_options *opts,
+                                 size_t in_offset, const clnz_predicate *pred,
+                                 const clnz_nonzero_options *opts,
                                  cl_mem out_buf, size_t out_offset, uint64_t capacity,
                                  cl_mem count_buf, size_t count_offset, cl_uint num_events,
                                  const cl_event *wait_list, cl_event *out_event);
@@ -324,7 +379,8 @@ void clnz_result_free(clnz_result *res); /* frees indices; NULL is fine */
 /* Blocking nonzero on a host array. data points at logical element 0
  * (strides may be negative). */
 clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                         const clnz_nonzero_options *opts, clnz_result *res);
+                         const clnz_predicate *pred, const clnz_nonzero_options *opts,
+                         clnz_result *res);
 
 /* ---- images ------------------------------------------------------ */
 typedef enum {
@@ -352,21 +408,21 @@ clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_
                             int64_t *shape, int64_t *strides, size_t *offset);
 
 /* nonzero over pixels: the last dimension of `in` holds each pixel's
- * channels (any strides), and a pixel is selected when opts->pred holds on
+ * channels (any strides), and a pixel is selected when pred holds on
  * any or all of them. The result has the coordinates of the other rank - 1
  * dimensions, as clnz_nonzero writes them. The enqueue call keeps a
  * pixel-sized byte mask on the device between its two stages. */
 clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *in,
                                           cl_mem in_buf, size_t in_offset,
-                                          clnz_channel_rule rule,
+                                          const clnz_predicate *pred, clnz_channel_rule rule,
                                           const clnz_nonzero_options *opts, cl_mem out_buf,
                                           size_t out_offset, uint64_t capacity,
                                           cl_mem count_buf, size_t count_offset,
                                           cl_uint num_events, const cl_event *wait_list,
                                           cl_event *out_event);
 clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                  clnz_channel_rule rule, const clnz_nonzero_options *opts,
-                                  clnz_result *res);
+                                  const clnz_predicate *pred, clnz_channel_rule rule,
+                                  const clnz_nonzero_options *opts, clnz_result *res);
 
 /* nonzero over a region of an OpenCL image (image2d_t; the device must
  * support images): origin and region in pixels (NULL: the whole image),
@@ -375,13 +431,15 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
  * LUMINANCE; channel types (UN)SIGNED_INT8/16/32, UNORM_INT8/16 (compared
  * as the integers they store), HALF_FLOAT and FLOAT (compared as float). */
 clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const size_t *origin,
-                                         const size_t *region, clnz_channel_rule rule,
+                                         const size_t *region, const clnz_predicate *pred,
+                                         clnz_channel_rule rule,
                                          const clnz_nonzero_options *opts, cl_mem out_buf,
                                          size_t out_offset, uint64_t capacity, cl_mem count_buf,
                                          size_t count_offset, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *out_event);
 clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *origin,
-                                 const size_t *region, clnz_channel_rule rule,
+                                 const size_t *region, const clnz_predicate *pred,
+                                 clnz_channel_rule rule,
                                  const clnz_nonzero_options *opts, clnz_result *res);
 
 /* ---- count, mask, scan ------------------------------------------- */
@@ -429,7 +487,8 @@ void clnz_array_free(clnz_array *a); /* frees data; NULL is fine */
  * (z x (rank - 1)) of opts->index_type in opts->order; opts->layout must be
  * rows, opts->width 0 or rank - 1, opts->has_size 0. */
 clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
-                                         size_t in_offset, const clnz_nonzero_options *opts,
+                                         size_t in_offset, const clnz_predicate *pred,
+                                         const clnz_nonzero_options *opts,
                                          cl_mem out_buf, size_t out_offset, uint64_t capacity,
                                          cl_mem offsets_buf, size_t offsets_offset,
                                          cl_uint num_events, const cl_event *wait_list,
@@ -438,8 +497,8 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
 /* Blocking: *res gets the entries (res->count = z), *offsets the B + 1
  * offsets as a 1-D int64 array (clnz_array_free). */
 clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                 const clnz_nonzero_options *opts, clnz_result *res,
-                                 clnz_array *offsets);
+                                 const clnz_predicate *pred, const clnz_nonzero_options *opts,
+                                 clnz_result *res, clnz_array *offsets);
 
 /* ---- select: x[mask] --------------------------------------------- */
 /* The values of x at the positions where `pred` holds on `mask` (a tensor of
@@ -466,12 +525,7 @@ clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_d
  * float. */
 typedef struct {
     const clnz_tensor *array; /* NULL for a scalar */
-    clnz_value_kind kind;     /* a scalar's value.i, value.u or value.f */
-    union {
-        int64_t i;
-        uint64_t u;
-        double f;
-    } value;
+    clnz_scalar value;        /* the scalar, when array is NULL */
 } clnz_operand;
 
 clnz_operand clnz_operand_array(const clnz_tensor *t);

@@ -7,21 +7,9 @@
 #ifndef CLNZ_ELEMENT_CL
 #define CLNZ_ELEMENT_CL
 
-/* Must match enum clnz_dtype in include/clnz.h. */
-#define CLNZ_DT_BOOL 0
-#define CLNZ_DT_U8 1
-#define CLNZ_DT_I8 2
-#define CLNZ_DT_U16 3
-#define CLNZ_DT_I16 4
-#define CLNZ_DT_U32 5
-#define CLNZ_DT_I32 6
-#define CLNZ_DT_U64 7
-#define CLNZ_DT_I64 8
-#define CLNZ_DT_F16 9
-#define CLNZ_DT_F32 10
-#define CLNZ_DT_F64 11
+#include "abi.h"
 
-#define CLNZ_MAX_RANK 32
+#define CLNZ_MAX_RANK ABI_MAX_RANK
 
 #ifndef CLNZ_DTYPE
 #define CLNZ_DTYPE CLNZ_DT_F32

@@ -10,10 +10,9 @@
 #include "chunk.cl"
 #include "bitpos.cl"
 
-/* Must match enum clnz_layout in include/clnz.h. */
-#define LAYOUT_ROWS 0
-#define LAYOUT_COLUMNS 1
-#define LAYOUT_FLAT 2
+#define LAYOUT_ROWS ABI_LAYOUT_ROWS
+#define LAYOUT_COLUMNS ABI_LAYOUT_COLUMNS
+#define LAYOUT_FLAT ABI_LAYOUT_FLAT
 
 /* Writes each tile's count, and each work-item's (at most ITEMS, so 32 bits)
  * for nz_write, which then need not read its chunk twice. */

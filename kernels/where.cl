@@ -14,10 +14,9 @@
 #include "element.cl"
 #include "value.cl"
 
-/* Must match host/where.c. */
-#define MODE_STRIDED 0
-#define MODE_CONTIGUOUS 1
-#define MODE_SCALAR 2
+#define MODE_STRIDED ABI_MODE_STRIDED
+#define MODE_CONTIGUOUS ABI_MODE_CONTIGUOUS
+#define MODE_SCALAR ABI_MODE_SCALAR
 
 inline long mode_offset(int mode, ulong i, long strided)
 {

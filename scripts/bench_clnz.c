@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         for (int r = -1; r < runs; ++r) {
             double t0 = now_ms();
             if (which == 0) {
-                CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, (uint64_t)z, cnt, 0, 0,
+                CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, (uint64_t)z, cnt, 0, 0,
                                            NULL, NULL));
                 clFinish(q);
             } else if (which == 1) {
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
                 clFinish(q);
             } else if (which == 2) {
                 clnz_result res;
-                CHECK(clnz_nonzero(ctx, &t, a.data, NULL, &res));
+                CHECK(clnz_nonzero(ctx, &t, a.data, NULL, NULL, &res));
                 clnz_result_free(&res);
             } else {
                 int64_t c;
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
     }
     clnz_launch l;
     clnz_launch_source src;
-    clnz_context_launch(ctx, CLNZ_KERNEL_NONZERO, &l, &src);
+    clnz_context_launch(ctx, "two-pass", &l, &src);
     static const char *const srcs[] = {"default", "vendor-tuned", "tuned", "forced"};
     printf("{\"z\": %lld, \"launch\": \"%zux%zu %s\"", (long long)z, l.work_group_size,
            l.items_per_work_item, srcs[src]);

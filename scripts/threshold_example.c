@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     opts.index_type = CLNZ_INDEX_INT32; /* (row, column) pairs of int32 */
     clnz_tensor binary = {CLNZ_U8, 2, shape, NULL};
     check(ctx,
-          clnz_nonzero_enqueue(ctx, &binary, bin_buf, 0, &opts, xy_buf, 0, n, count_buf, 0, 1,
+          clnz_nonzero_enqueue(ctx, &binary, bin_buf, 0, NULL, &opts, xy_buf, 0, n, count_buf, 0, 1,
                                &thresholded, &found),
           "nonzero");
     /* the first time the host waits: for the count, then the coordinates */

@@ -19,7 +19,7 @@ int main(void)
         return 1;
     }
     clnz_result r;
-    clnz_status st = clnz_nonzero(ctx, &t, x, NULL, &r);
+    clnz_status st = clnz_nonzero(ctx, &t, x, NULL, NULL, &r);
     int ok = st == CLNZ_SUCCESS && r.count == 4 && memcmp(r.indices, want, sizeof want) == 0;
     if (!ok)
         fprintf(stderr, "install_check: %s %s\n", clnz_status_string(st),

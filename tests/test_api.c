@@ -38,7 +38,7 @@ static void test_smoke_pipeline(void **state)
     int64_t shape[] = {2, 4};
     clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
     clnz_result res;
-    TU_CHECK(ctx, clnz_nonzero(ctx, &t, a, NULL, &res));
+    TU_CHECK(ctx, clnz_nonzero(ctx, &t, a, NULL, NULL, &res));
     int64_t want[] = {0, 0, 0, 3, 1, 1, 1, 3}; /* DirectML's example */
     assert_int_equal(res.count, 4);
     assert_memory_equal(res.indices, want, sizeof want);
@@ -68,25 +68,25 @@ static void test_index_overflow_before_any_work(void **state)
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
     o.index_type = CLNZ_INDEX_INT32;
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INDEX_OVERFLOW);
     assert_non_null(strstr(clnz_context_message(ctx), "int32"));
     o.index_type = CLNZ_INDEX_UINT32; /* 2^31 + 1 fits uint32 rows */
-    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL,
+    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0, 0, NULL,
                                               NULL),
                          CLNZ_ERROR_INDEX_OVERFLOW);
     int64_t flat[] = {65537, 65536}; /* 2^32 + 65536 elements: flat indices overflow uint32 */
     clnz_tensor f = {CLNZ_U8, 2, flat, NULL};
     o.layout = CLNZ_LAYOUT_FLAT;
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INDEX_OVERFLOW);
     o.layout = CLNZ_LAYOUT_ROWS; /* but rows fit */
-    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL,
+    assert_int_not_equal(clnz_nonzero_enqueue(ctx, &f, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0, 0, NULL,
                                               NULL),
                          CLNZ_ERROR_INDEX_OVERFLOW);
     o.index_type = CLNZ_INDEX_INT32;
     o.fill = (int64_t)1 << 40;
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INDEX_OVERFLOW); /* the shape is checked first */
 }
 
@@ -101,30 +101,31 @@ static void test_bad_arguments(void **state)
     clnz_tensor bad_dtype = {(clnz_dtype)99, 1, shape, NULL};
     clnz_tensor bad_rank = {CLNZ_U8, 33, shape, NULL};
     clnz_tensor bad_shape = {CLNZ_U8, 1, neg, NULL};
-    assert_int_equal(clnz_nonzero(ctx, &bad_dtype, data, NULL, &res), CLNZ_ERROR_UNSUPPORTED_DTYPE);
-    assert_int_equal(clnz_nonzero(ctx, &bad_rank, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(clnz_nonzero(ctx, &bad_shape, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(clnz_nonzero(ctx, &t, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(clnz_nonzero(NULL, &t, data, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &bad_dtype, data, NULL, NULL, &res), CLNZ_ERROR_UNSUPPORTED_DTYPE);
+    assert_int_equal(clnz_nonzero(ctx, &bad_rank, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &bad_shape, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &t, NULL, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(NULL, &t, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
     o.layout = (clnz_layout)7;
-    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     clnz_nonzero_options_init(&o);
-    o.pred.op = (clnz_op)42;
-    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_predicate bad_op = clnz_pred_nonzero();
+    bad_op.op = (clnz_op)42;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, &bad_op, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     /* device call: a buffer too small for the view, and a misaligned offset */
     cl_mem in = tu_buffer(4, data), out = tu_buffer(64, NULL), cnt = tu_buffer(8, NULL);
     int64_t five[] = {5};
     clnz_tensor t5 = {CLNZ_U8, 1, five, NULL};
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &t5, in, 0, NULL, out, 0, 4, cnt, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t5, in, 0, NULL, NULL, out, 0, 4, cnt, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 9, cnt, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 9, cnt, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT); /* 9 entries of 8 bytes > 64 */
-    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 4, cnt, 4, 0, NULL, NULL),
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 4, cnt, 4, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     /* capacity smaller than the count: truncated, true count reported */
-    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, 1, cnt, 0, 0, NULL, NULL));
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 1, cnt, 0, 0, NULL, NULL));
     uint64_t z = 0;
     int64_t first[2] = {-5, -5};
     tu_read(cnt, 0, 8, &z);
@@ -187,7 +188,7 @@ static void test_wrapped_context(void **state)
     cl_mem in = tu_buffer((size_t)n * 2, data), out = tu_buffer((size_t)n * 8, NULL),
            cnt = tu_buffer(16, NULL);
     cl_event user = clCreateUserEvent(cl, &e), ev1 = NULL, ev2 = NULL;
-    assert_int_equal(clnz_nonzero_enqueue(w, &t, in, 0, NULL, out, 0, (uint64_t)n, cnt, 0, 1,
+    assert_int_equal(clnz_nonzero_enqueue(w, &t, in, 0, NULL, NULL, out, 0, (uint64_t)n, cnt, 0, 1,
                                           &user, &ev1),
                      CLNZ_SUCCESS);
     assert_int_equal(clnz_count_enqueue(w, &t, in, 0, NULL, cnt, 8, 1, &ev1, &ev2), CLNZ_SUCCESS);

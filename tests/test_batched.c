@@ -10,11 +10,11 @@
 
 /* Compares a batched result with the reference of each item. */
 static void expect_batched(clnz_context *ctx, const clnz_tensor *t, const void *data,
-                           const clnz_nonzero_options *o)
+                           const clnz_predicate *pred, const clnz_nonzero_options *o)
 {
     clnz_result res;
     clnz_array offs;
-    TU_CHECK(ctx, clnz_nonzero_batched(ctx, t, data, o, &res, &offs));
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, t, data, pred, o, &res, &offs));
     int64_t batches = t->shape[0];
     assert_int_equal(offs.shape[0], batches + 1);
     const int64_t *off = offs.data;
@@ -32,7 +32,7 @@ static void expect_batched(clnz_context *ctx, const clnz_tensor *t, const void *
         clnz_nonzero_options io = *o;
         int64_t z, entries;
         int per_entry;
-        int64_t *want = tu_ref_nonzero(&item, p, &io, &z, &entries, &per_entry);
+        int64_t *want = tu_ref_nonzero(&item, p, pred, &io, &z, &entries, &per_entry);
         if (off[b + 1] - off[b] != z)
             fail_msg("item %lld: %lld entries, want %lld", (long long)b,
                      (long long)(off[b + 1] - off[b]), (long long)z);
@@ -69,7 +69,7 @@ static void test_every_launch_shape(void **state)
             clnz_nonzero_options_init(&o);
             o.index_type = (clnz_index_type)(s % 3);
             o.order = l % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
-            expect_batched(ctx, &t, data, &o);
+            expect_batched(ctx, &t, data, NULL, &o);
             free(data);
         }
     }
@@ -87,9 +87,9 @@ static void test_strided_and_predicates(void **state)
     clnz_tensor t = {CLNZ_F32, 3, shape, strides};
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
-    expect_batched(ctx, &t, data, &o);
-    o.pred = clnz_pred_float(CLNZ_OP_LT, -0.5);
-    expect_batched(ctx, &t, data, &o);
+    expect_batched(ctx, &t, data, NULL, &o);
+    clnz_predicate lt = clnz_pred_float(CLNZ_OP_LT, -0.5);
+    expect_batched(ctx, &t, data, &lt, &o);
     free(data);
 }
 
@@ -107,7 +107,7 @@ static void test_enqueue_and_capacity(void **state)
     clnz_nonzero_options_init(&o);
     clnz_result res;
     clnz_array offs;
-    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs));
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, data, NULL, &o, &res, &offs));
     uint64_t cap = (uint64_t)res.count - 3;
     cl_mem in = tu_buffer(9 * 500, data);
     cl_mem offb = tu_buffer(16 * 8, NULL);
@@ -115,7 +115,7 @@ static void test_enqueue_and_capacity(void **state)
     for (int64_t i = 0; i < res.count + 8; ++i)
         fill[i] = -77;
     cl_mem out = tu_buffer((size_t)(res.count + 8) * 8, fill); /* -77 everywhere */
-    TU_CHECK(ctx, clnz_nonzero_batched_enqueue(ctx, &t, in, 0, &o, out, 8, cap, offb, 16, 0, NULL,
+    TU_CHECK(ctx, clnz_nonzero_batched_enqueue(ctx, &t, in, 0, NULL, &o, out, 8, cap, offb, 16, 0, NULL,
                                                NULL));
     int64_t got_off[10];
     tu_read(offb, 16, sizeof got_off, got_off);
@@ -147,21 +147,21 @@ static void test_errors(void **state)
     clnz_array offs;
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
-    assert_int_equal(clnz_nonzero_batched(ctx, &scalar, data, &o, &res, &offs),
+    assert_int_equal(clnz_nonzero_batched(ctx, &scalar, data, NULL, &o, &res, &offs),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "batch"));
     o.layout = CLNZ_LAYOUT_FLAT;
-    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, &o, &res, &offs),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     clnz_nonzero_options_init(&o);
     o.has_size = 1;
-    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, &o, &res, &offs),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     clnz_nonzero_options_init(&o);
     o.width = 2;
-    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, &o, &res, &offs),
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, &o, &res, &offs),
                      CLNZ_ERROR_INVALID_WIDTH);
-    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, NULL, &offs),
+    assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, NULL, NULL, &offs),
                      CLNZ_ERROR_INVALID_ARGUMENT);
 }
 

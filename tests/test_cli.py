@@ -4,6 +4,7 @@ Run with Debian's interpreter (/usr/bin/python3 -m pytest tests/test_cli.py);
 `make test` does. CLNZ_TEST_SEED replays a run; the seed is printed on failure.
 """
 import os
+import re
 import subprocess
 import warnings
 
@@ -414,10 +415,11 @@ def test_tune_two_processes_at_once_then_clear(tmp_path):
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
-        rows = [line.split() for line in out.splitlines()[1:] if line.split()[:1] in
-                (["nonzero"], ["scan"], ["mask"])]
-        assert len(rows) >= 6 and "WRONG" not in out
-        assert out.count("<- winner") == 3 and out.count("default") >= 3
+        kernels = (["two-pass"], ["scan"], ["mask"], ["lookback"])
+        rows = [line.split() for line in out.splitlines()[1:] if line.split()[:1] in kernels]
+        assert len(rows) >= 8 and "WRONG" not in out
+        assert out.count("<- winner") == 4 and out.count("default") >= 4
+        assert re.search(r"^strategy for inputs of many tiles: (two-pass|lookback)$", out, re.M)
         assert all(float(r[3]) > 0 and float(r[4]) > 0 for r in rows)
     files = tuning_files(cache)
     assert len(files) == 2 and files[-1].startswith("vendor--"), files  # no temporary files

@@ -128,7 +128,7 @@ static clnz_status run_nonzero(clnz_context *ctx, uint64_t *sum)
     int64_t shape[2] = {7, 10001};
     clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
     clnz_result r;
-    clnz_status st = clnz_nonzero(ctx, &t, input, NULL, &r);
+    clnz_status st = clnz_nonzero(ctx, &t, input, NULL, NULL, &r);
     if (!st) {
         *sum = mix((uint64_t)r.count, r.indices, (size_t)r.count * 16);
         clnz_result_free(&r);
@@ -144,7 +144,7 @@ static clnz_status run_static_size(clnz_context *ctx, uint64_t *sum)
     clnz_nonzero_options_init(&o);
     o.has_size = 1, o.size = 300, o.layout = CLNZ_LAYOUT_COLUMNS;
     clnz_result r;
-    clnz_status st = clnz_nonzero(ctx, &t, input, &o, &r);
+    clnz_status st = clnz_nonzero(ctx, &t, input, NULL, &o, &r);
     if (!st) {
         *sum = mix((uint64_t)r.count, r.indices, 300 * 8);
         clnz_result_free(&r);
@@ -186,7 +186,7 @@ static clnz_status run_batched(clnz_context *ctx, uint64_t *sum)
     clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
     clnz_result r;
     clnz_array off;
-    clnz_status st = clnz_nonzero_batched(ctx, &t, input, NULL, &r, &off);
+    clnz_status st = clnz_nonzero_batched(ctx, &t, input, NULL, NULL, &r, &off);
     if (!st) {
         *sum = mix(mix(0, off.data, 8 * 8), r.indices, (size_t)r.count * 8);
         clnz_result_free(&r);
@@ -200,7 +200,7 @@ static clnz_status run_channels(clnz_context *ctx, uint64_t *sum)
     int64_t shape[3] = {100, 233, 3};
     clnz_tensor t = {CLNZ_F32, 3, shape, NULL};
     clnz_result r;
-    clnz_status st = clnz_nonzero_channels(ctx, &t, input, CLNZ_CHANNELS_ALL, NULL, &r);
+    clnz_status st = clnz_nonzero_channels(ctx, &t, input, NULL, CLNZ_CHANNELS_ALL, NULL, &r);
     if (!st) {
         *sum = mix((uint64_t)r.count, r.indices, (size_t)r.count * 16);
         clnz_result_free(&r);
@@ -224,7 +224,7 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
     int64_t shape[1] = {N_ELEMS};
     clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
     cl_event ev = NULL;
-    clnz_status st = clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, out, 0, N_ELEMS, cnt, 0, 0, NULL,
+    clnz_status st = clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, N_ELEMS, cnt, 0, 0, NULL,
                                           &ev);
     if (!st) {
         __real_clWaitForEvents(1, &ev); /* the check's own wait is not under test */

@@ -54,13 +54,13 @@ static void test_region_of_interest_in_pitched_rows(void **state)
         clnz_nonzero_options_init(&o);
         o.order = xy ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
         clnz_result res;
-        TU_CHECK(ctx, clnz_nonzero(ctx, &t, (const char *)img + off, &o, &res));
+        TU_CHECK(ctx, clnz_nonzero(ctx, &t, (const char *)img + off, NULL, &o, &res));
         expect_pixels(&res, sel, (int64_t)d.height, (int64_t)d.width, xy);
         clnz_result_free(&res);
         /* the same through a device buffer holding the whole image */
         cl_mem in = tu_buffer(pitch * full_h, img);
         cl_mem out = tu_buffer(d.width * d.height * 16, NULL), cnt = tu_buffer(8, NULL);
-        TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, off, &o, out, 0, d.width * d.height, cnt,
+        TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, off, NULL, &o, out, 0, d.width * d.height, cnt,
                                            0, 0, NULL, NULL));
         uint64_t z;
         tu_read(cnt, 0, 8, &z);
@@ -112,7 +112,6 @@ static void test_channel_rules(void **state)
         for (int rule = 0; rule < 2; ++rule) {
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
-            o.pred = preds[l % 2];
             for (size_t r = 0; r < 80; ++r)
                 for (size_t c = 0; c < 120; ++c) {
                     const uint8_t *px = img + (2 + r) * pitch + (3 + c) * 3;
@@ -124,8 +123,8 @@ static void test_channel_rules(void **state)
                     sel[r * 120 + c] = (uint8_t)(rule ? all : any);
                 }
             clnz_result res;
-            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, img + off, (clnz_channel_rule)rule, &o,
-                                                &res));
+            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, img + off, &preds[l % 2],
+                                                (clnz_channel_rule)rule, &o, &res));
             expect_pixels(&res, sel, 80, 120, 0);
             clnz_result_free(&res);
         }
@@ -150,7 +149,7 @@ static void test_channel_rules(void **state)
     clnz_nonzero_options_init(&o);
     cl_mem in = tu_buffer(40 * 30 * 16, f);
     cl_mem out = tu_buffer(40 * 30 * 16, NULL), cnt = tu_buffer(8, NULL);
-    TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &ft, in, 0, CLNZ_CHANNELS_ALL, &o, out, 0,
+    TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &ft, in, 0, NULL, CLNZ_CHANNELS_ALL, &o, out, 0,
                                                 1200, cnt, 0, 0, NULL, NULL));
     uint64_t z;
     tu_read(cnt, 0, 8, &z);
@@ -165,7 +164,7 @@ static void test_channel_rules(void **state)
     clReleaseMemObject(cnt);
     /* a rank-0 input has no channel dimension */
     clnz_tensor scalar = {CLNZ_F32, 0, NULL, NULL};
-    assert_int_equal(clnz_nonzero_channels(ctx, &scalar, f, CLNZ_CHANNELS_ANY, &o, &res),
+    assert_int_equal(clnz_nonzero_channels(ctx, &scalar, f, NULL, CLNZ_CHANNELS_ANY, &o, &res),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     free(f);
     free(sel);
@@ -230,8 +229,8 @@ static void test_image2d_objects(void **state)
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
             o.order = rule ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
-            if (fmt == 0)
-                o.pred = clnz_pred_int(CLNZ_OP_GE, 100);
+            clnz_predicate ge100 = clnz_pred_int(CLNZ_OP_GE, 100);
+            const clnz_predicate *pred = fmt == 0 ? &ge100 : NULL;
             cl_mem img = fmt == 0   ? make_image(CL_RGBA, CL_UNORM_INT8, w, h, rgba)
                          : fmt == 1 ? make_image(CL_R, CL_FLOAT, w, h, r32)
                                     : make_image(CL_RGBA, CL_SIGNED_INT16, w, h, rg);
@@ -249,14 +248,14 @@ static void test_image2d_objects(void **state)
                     sel[y * region[0] + x] = (uint8_t)(rule ? all : any);
                 }
             clnz_result res;
-            TU_CHECK(ctx, clnz_image2d_nonzero(ctx, img, origin, region,
+            TU_CHECK(ctx, clnz_image2d_nonzero(ctx, img, origin, region, pred,
                                                (clnz_channel_rule)rule, &o, &res));
             expect_pixels(&res, sel, (int64_t)region[1], (int64_t)region[0], rule);
             int64_t z = res.count;
             clnz_result_free(&res);
             /* device-resident, into a buffer */
             cl_mem out = tu_buffer(region[0] * region[1] * 16, NULL), cnt = tu_buffer(8, NULL);
-            TU_CHECK(ctx, clnz_image2d_nonzero_enqueue(ctx, img, origin, region,
+            TU_CHECK(ctx, clnz_image2d_nonzero_enqueue(ctx, img, origin, region, pred,
                                                        (clnz_channel_rule)rule, &o, out, 0,
                                                        region[0] * region[1], cnt, 0, 0, NULL,
                                                        NULL));
@@ -276,27 +275,27 @@ static void test_image2d_objects(void **state)
     cl_mem img = make_image(CL_RGBA, CL_UNORM_INT8, w, h, rgba);
     size_t too_far[2] = {73, 40}; /* 5 + 73 > 77 */
     clnz_result res;
-    assert_int_equal(clnz_image2d_nonzero(ctx, img, origin, too_far, CLNZ_CHANNELS_ANY, NULL,
+    assert_int_equal(clnz_image2d_nonzero(ctx, img, origin, too_far, NULL, CLNZ_CHANNELS_ANY, NULL,
                                           &res),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "outside"));
     clReleaseMemObject(img);
     if (format_supported(CL_A, CL_UNORM_INT8)) {
         img = make_image(CL_A, CL_UNORM_INT8, w, h, rgba);
-        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
+        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
                                               &res),
                          CLNZ_ERROR_UNSUPPORTED_DTYPE);
         clReleaseMemObject(img);
     }
     if (format_supported(CL_RGBA, CL_SNORM_INT8)) { /* a type clnz does not read */
         img = make_image(CL_RGBA, CL_SNORM_INT8, w, h, rgba);
-        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
+        assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
                                               &res),
                          CLNZ_ERROR_UNSUPPORTED_DTYPE);
         assert_non_null(strstr(clnz_context_message(ctx), "channel type"));
         clReleaseMemObject(img);
     }
-    assert_int_equal(clnz_image2d_nonzero(ctx, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
+    assert_int_equal(clnz_image2d_nonzero(ctx, NULL, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     free(sel);
     free(rgba);

@@ -27,9 +27,9 @@ static void expect_nonzero(clnz_context *ctx, const clnz_tensor *t, const void *
 {
     int64_t z, entries;
     int per_entry;
-    int64_t *want = tu_ref_nonzero(t, data, o, &z, &entries, &per_entry);
+    int64_t *want = tu_ref_nonzero(t, data, NULL, o, &z, &entries, &per_entry);
     clnz_result res;
-    TU_CHECK(ctx, clnz_nonzero(ctx, t, data, o, &res));
+    TU_CHECK(ctx, clnz_nonzero(ctx, t, data, NULL, o, &res));
     assert_int_equal(res.count, z);
     size_t n = (size_t)(entries * per_entry);
     int64_t *got = tu_widen(res.indices, res.index_type, n);
@@ -88,10 +88,9 @@ static void test_slices_match_the_reference(void **state)
         TU_CHECK(ctx, clnz_count(ctx, &t, data, &gt, &count));
         clnz_nonzero_options o;
         clnz_nonzero_options_init(&o);
-        o.pred = gt;
         int64_t z, entries;
         int per_entry;
-        free(tu_ref_nonzero(&t, data, &o, &z, &entries, &per_entry));
+        free(tu_ref_nonzero(&t, data, &gt, &o, &z, &entries, &per_entry));
         assert_int_equal(count, z);
         free(buf);
     }
@@ -187,11 +186,11 @@ static void test_channel_rule_slices(void **state)
                 o.order = CLNZ_ORDER_XY;
             int64_t z, entries;
             int per_entry;
-            int64_t *want = tu_ref_nonzero(&mt, mask, &o, &z, &entries, &per_entry);
-            o.pred = clnz_pred_float(CLNZ_OP_GT, 0.5);
+            int64_t *want = tu_ref_nonzero(&mt, mask, NULL, &o, &z, &entries, &per_entry);
+            clnz_predicate gt = clnz_pred_float(CLNZ_OP_GT, 0.5);
             clnz_result res;
-            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, first, (clnz_channel_rule)rule, &o,
-                                                &res));
+            TU_CHECK(ctx, clnz_nonzero_channels(ctx, &t, first, &gt, (clnz_channel_rule)rule,
+                                                &o, &res));
             assert_int_equal(res.count, z);
             expect_entries(&res, want, entries * per_entry, rule ? "all" : "any");
             clnz_result_free(&res);
@@ -225,7 +224,7 @@ static void test_batched_slices(void **state)
             o.order = v == 1 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
             clnz_result res;
             clnz_array offs;
-            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, x, &o, &res, &offs));
+            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, x, NULL, &o, &res, &offs));
             assert_int_equal(offs.shape[0], shape[0] + 1);
             const int64_t *off = offs.data;
             int64_t *all = tu_widen(res.indices, res.index_type, (size_t)res.count * 2);
@@ -234,7 +233,7 @@ static void test_batched_slices(void **state)
             for (int64_t b = 0; b < shape[0]; ++b) {
                 int64_t z, entries;
                 int per_entry;
-                int64_t *want = tu_ref_nonzero(&it, x + b * shape[1] * shape[2], &o, &z,
+                int64_t *want = tu_ref_nonzero(&it, x + b * shape[1] * shape[2], NULL, &o, &z,
                                                &entries, &per_entry);
                 if (off[b] != done || off[b + 1] != done + z)
                     fail_msg("shape %d item %lld: offsets %lld..%lld, want %lld..%lld", s,
@@ -289,13 +288,13 @@ static void test_five_gib_past_2_32(void **state)
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
     clnz_result res;
-    TU_CHECK(ctx, clnz_nonzero(ctx, &flat, a, &o, &res));
+    TU_CHECK(ctx, clnz_nonzero(ctx, &flat, a, NULL, &o, &res));
     assert_int_equal(res.count, k);
     for (int i = 0; i < k; ++i)
         assert_int_equal(((int64_t *)res.indices)[i], at[i]);
     clnz_result_free(&res);
 
-    TU_CHECK(ctx, clnz_nonzero(ctx, &grid, a, &o, &res));
+    TU_CHECK(ctx, clnz_nonzero(ctx, &grid, a, NULL, &o, &res));
     assert_int_equal(res.count, k);
     for (int i = 0; i < k; ++i) {
         assert_int_equal(((int64_t *)res.indices)[2 * i], at[i] >> 30);
@@ -312,7 +311,7 @@ static void test_five_gib_past_2_32(void **state)
 
     /* flat indices past 2^31 do not fit int32: an error before any work */
     o.layout = CLNZ_LAYOUT_FLAT, o.index_type = CLNZ_INDEX_INT32;
-    assert_int_equal(clnz_nonzero(ctx, &flat, a, &o, &res), CLNZ_ERROR_INDEX_OVERFLOW);
+    assert_int_equal(clnz_nonzero(ctx, &flat, a, NULL, &o, &res), CLNZ_ERROR_INDEX_OVERFLOW);
     free(a);
 }
 

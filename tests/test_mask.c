@@ -52,7 +52,7 @@ static void check_mask(clnz_dtype dt, const clnz_predicate *p, const void *host,
             memcpy(&bits, (const char *)host + i * dsize(dt), dsize(dt));
             fail_msg("%s op %d kind %d (i=%lld u=%llu f=%g) element %zu bits 0x%llx: got %u "
                      "want %d",
-                     clnz_dtype_name(dt), p->op, p->kind, (long long)p->value.i,
+                     clnz_dtype_name(dt), p->op, p->value.kind, (long long)p->value.i,
                      (unsigned long long)p->value.u, p->value.f, i, (unsigned long long)bits, g,
                      want);
         }

@@ -10,17 +10,17 @@
 /* Runs the blocking call and the device-resident call and compares both
  * with the reference. */
 static void check(const clnz_tensor *t, const void *data, size_t span_elems, int64_t base,
-                  const clnz_nonzero_options *o)
+                  const clnz_predicate *pred, const clnz_nonzero_options *o)
 {
     clnz_context *ctx = tu_context();
     int64_t count, entries;
     int per;
     int64_t *want = tu_ref_nonzero(t, (const char *)data + base * (int64_t)clnz_dtype_size(t->dtype),
-                                   o, &count, &entries, &per);
+                                   pred, o, &count, &entries, &per);
     size_t nidx = (size_t)(entries * per);
 
     clnz_result res;
-    TU_CHECK(ctx, clnz_nonzero(ctx, t, (const char *)data + base * (int64_t)clnz_dtype_size(t->dtype), o, &res));
+    TU_CHECK(ctx, clnz_nonzero(ctx, t, (const char *)data + base * (int64_t)clnz_dtype_size(t->dtype), pred, o, &res));
     assert_int_equal(res.count, count);
     size_t got_n = (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
     assert_int_equal(got_n, nidx);
@@ -40,7 +40,7 @@ static void check(const clnz_tensor *t, const void *data, size_t span_elems, int
     cl_mem out = tu_buffer((nidx + pad) * ib + 8, NULL);
     cl_mem cnt = tu_buffer(16, NULL);
     cl_event ev = NULL;
-    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, t, in, (size_t)base * es, o, out, pad * ib, cap, cnt,
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, t, in, (size_t)base * es, pred, o, out, pad * ib, cap, cnt,
                                        8, 0, NULL, &ev));
     assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
     clReleaseEvent(ev);
@@ -93,7 +93,7 @@ static void test_ranks_layouts_index_types(void **state)
                     clnz_nonzero_options_init(&o);
                     o.layout = (clnz_layout)layout;
                     o.index_type = (clnz_index_type)it;
-                    check(&t, data, (size_t)n, 0, &o);
+                    check(&t, data, (size_t)n, 0, NULL, &o);
                 }
             free(data);
         }
@@ -131,10 +131,10 @@ static void test_every_launch_shape(void **state)
                 clnz_nonzero_options_init(&o);
                 o.layout = (clnz_layout)((s + (size_t)v) % 3);
                 o.index_type = (clnz_index_type)(v % 2);
-                check(&t, data, (size_t)n, 0, &o);
+                check(&t, data, (size_t)n, 0, NULL, &o);
                 if (o.layout != CLNZ_LAYOUT_FLAT) { /* each write loop, reversed */
                     o.order = CLNZ_ORDER_XY;
-                    check(&t, data, (size_t)n, 0, &o);
+                    check(&t, data, (size_t)n, 0, NULL, &o);
                 }
                 free(data);
             }
@@ -153,12 +153,12 @@ static void test_empty_all_and_none_selected(void **state)
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
     clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
-    check(&t, all, (size_t)n, 0, &o);
-    check(&t, none, (size_t)n, 0, &o);
+    check(&t, all, (size_t)n, 0, NULL, &o);
+    check(&t, none, (size_t)n, 0, NULL, &o);
     clnz_tensor e = {CLNZ_U8, 3, empty_shape, NULL};
-    check(&e, all, 1, 0, &o);
+    check(&e, all, 1, 0, NULL, &o);
     o.has_size = 1, o.size = 4; /* static capacity of an empty input: all fill */
-    check(&e, all, 1, 0, &o);
+    check(&e, all, 1, 0, NULL, &o);
     free(all);
     free(none);
 }
@@ -180,13 +180,13 @@ static void test_width_and_static_capacity(void **state)
                 o.order = layout >= 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
                 o.width = w;
                 o.index_type = (clnz_index_type)it;
-                check(&t, data, (size_t)n, 0, &o);
+                check(&t, data, (size_t)n, 0, NULL, &o);
                 o.has_size = 1;
                 int64_t sizes[] = {0, 1, 5, 200, 221};
                 for (int s = 0; s < 5; ++s) {
                     o.size = sizes[s];
                     o.fill = it == 2 ? -1 : s - 3;
-                    check(&t, data, (size_t)n, 0, &o);
+                    check(&t, data, (size_t)n, 0, NULL, &o);
                 }
             }
     /* width below the effective rank (2) is an error */
@@ -195,12 +195,12 @@ static void test_width_and_static_capacity(void **state)
     clnz_nonzero_options_init(&o);
     o.width = 1;
     clnz_result res;
-    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
     assert_non_null(strstr(clnz_context_message(ctx), "effective rank 2"));
     /* order xy has no coordinates to reverse in the flat layout */
     clnz_nonzero_options_init(&o);
     o.layout = CLNZ_LAYOUT_FLAT, o.order = CLNZ_ORDER_XY;
-    assert_int_equal(clnz_nonzero(ctx, &t, data, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "order xy"));
     free(data);
 }
@@ -215,9 +215,9 @@ static void test_rank0(void **state)
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
             o.layout = (clnz_layout)layout;
-            check(&t, &x, 1, 0, &o);
+            check(&t, &x, 1, 0, NULL, &o);
             clnz_result res;
-            TU_CHECK(tu_context(), clnz_nonzero(tu_context(), &t, &x, &o, &res));
+            TU_CHECK(tu_context(), clnz_nonzero(tu_context(), &t, &x, NULL, &o, &res));
             /* rows (z, 0), columns (1, z), flat (z,) */
             int64_t want0 = layout == 0 ? v : layout == 1 ? 1 : v;
             assert_int_equal(res.shape[0], want0);
@@ -243,12 +243,12 @@ static void test_rank32(void **state)
         clnz_nonzero_options o;
         clnz_nonzero_options_init(&o);
         o.layout = (clnz_layout)layout;
-        check(&t, data, (size_t)n, 0, &o);
+        check(&t, data, (size_t)n, 0, NULL, &o);
     }
     int64_t rank33[33] = {0};
     clnz_tensor too_many = {CLNZ_I8, 33, rank33, NULL};
     clnz_result res;
-    assert_int_equal(clnz_nonzero(tu_context(), &too_many, data, NULL, &res),
+    assert_int_equal(clnz_nonzero(tu_context(), &too_many, data, NULL, NULL, &res),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     free(data);
 }
@@ -279,8 +279,8 @@ static void test_strided_views(void **state)
                 clnz_nonzero_options o;
                 clnz_nonzero_options_init(&o);
                 o.layout = (clnz_layout)layout;
-                o.pred = clnz_pred_int(CLNZ_OP_GT, 3);
-                check(&t, data, span, views[v].base, &o);
+                clnz_predicate gt3 = clnz_pred_int(CLNZ_OP_GT, 3);
+                check(&t, data, span, views[v].base, &gt3, &o);
             }
         }
     }
@@ -306,7 +306,7 @@ static void test_truncation_stays_inside_the_capacity(void **state)
             o.layout = (clnz_layout)layout;
             int64_t count, entries;
             int per;
-            int64_t *want = tu_ref_nonzero(&t, data, &o, &count, &entries, &per);
+            int64_t *want = tu_ref_nonzero(&t, data, NULL, &o, &count, &entries, &per);
             uint64_t cap = (uint64_t)count / 3;
             size_t idx = (size_t)cap * (size_t)per, guard = 4096;
             int64_t *host = malloc((idx + guard) * 8);
@@ -314,7 +314,7 @@ static void test_truncation_stays_inside_the_capacity(void **state)
                 host[i] = -77;
             cl_mem in = tu_buffer((size_t)n, data), out = tu_buffer((idx + guard) * 8, host),
                    cnt = tu_buffer(8, NULL);
-            TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, &o, out, 0, cap, cnt, 0, 0, NULL,
+            TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &o, out, 0, cap, cnt, 0, 0, NULL,
                                                NULL));
             tu_read(out, 0, (idx + guard) * 8, host);
             for (size_t i = idx; i < idx + guard; ++i)
@@ -352,9 +352,8 @@ static void test_predicates_every_dtype(void **state)
         for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k) {
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
-            o.pred = ps[k];
             o.layout = (clnz_layout)(k % 2 ? CLNZ_LAYOUT_FLAT : CLNZ_LAYOUT_ROWS);
-            check(&t, data, (size_t)n, 0, &o);
+            check(&t, data, (size_t)n, 0, &ps[k], &o);
             int64_t want = 0, got = -1;
             for (int64_t i = 0; i < n; ++i)
                 want += tu_ref_selected((clnz_dtype)dt,

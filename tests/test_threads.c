@@ -60,7 +60,7 @@ static void make_job(job *j, job_kind kind)
     clnz_nonzero_options_init(&o);
     int64_t entries;
     int per;
-    j->indices = tu_ref_nonzero(&t, j->x, &o, &j->count, &entries, &per);
+    j->indices = tu_ref_nonzero(&t, j->x, NULL, &o, &j->count, &entries, &per);
     j->offsets = calloc((size_t)j->shape[0] + 1, sizeof *j->offsets);
     for (int64_t e = 0; e < j->count; ++e)
         j->offsets[j->indices[2 * e] + 1]++;
@@ -131,7 +131,7 @@ static void run_enqueue(worker *w, const job *j, clnz_context *ctx, const clnz_t
     if (e1 || e2 || e3 || !got) {
         mismatch(w, j, "clCreateBuffer: %d %d %d", e1, e2, e3);
     } else {
-        clnz_status st = clnz_nonzero_enqueue(ctx, t, in, 0, NULL, out, 0, cap, cnt, 0, 0, NULL,
+        clnz_status st = clnz_nonzero_enqueue(ctx, t, in, 0, NULL, NULL, out, 0, cap, cnt, 0, 0, NULL,
                                               NULL);
         cl_int e = st ? CL_SUCCESS
                       : clEnqueueReadBuffer(q, cnt, CL_TRUE, 0, sizeof z, &z, 0, NULL, NULL);
@@ -160,7 +160,7 @@ static void run_job(worker *w, const job *j, clnz_context *ctx)
     switch (j->kind) {
     case NONZERO: {
         clnz_result r;
-        CALL_OK(w, j, ctx, clnz_nonzero(ctx, &t, j->x, NULL, &r));
+        CALL_OK(w, j, ctx, clnz_nonzero(ctx, &t, j->x, NULL, NULL, &r));
         if (r.count != j->count ||
             memcmp(r.indices, j->indices, (size_t)j->count * 2 * sizeof(int64_t)) != 0)
             mismatch(w, j, "count %lld (expected %lld) or the coordinates differ",
@@ -201,7 +201,7 @@ static void run_job(worker *w, const job *j, clnz_context *ctx)
     case BATCHED: {
         clnz_result r;
         clnz_array off;
-        CALL_OK(w, j, ctx, clnz_nonzero_batched(ctx, &t, j->x, NULL, &r, &off));
+        CALL_OK(w, j, ctx, clnz_nonzero_batched(ctx, &t, j->x, NULL, NULL, &r, &off));
         const int64_t *got = r.indices, *got_off = off.data;
         int same = r.count == j->count &&
                    memcmp(got_off, j->offsets, (size_t)(j->shape[0] + 1) * 8) == 0;
@@ -224,7 +224,7 @@ static void run_job(worker *w, const job *j, clnz_context *ctx)
         snprintf(want, sizeof want, "width %d", o.width);
         for (int rep = 0; rep < 20; ++rep, ++w->calls) {
             clnz_result r;
-            clnz_status st = clnz_nonzero(ctx, &t, j->x, &o, &r);
+            clnz_status st = clnz_nonzero(ctx, &t, j->x, NULL, &o, &r);
             sched_yield();
             if (st != CLNZ_ERROR_INVALID_WIDTH || !strstr(clnz_context_message(ctx), want)) {
                 mismatch(w, j, "status %s, message '%s' (expected '%s')",

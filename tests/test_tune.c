@@ -25,9 +25,9 @@ static void check_nonzero_now(clnz_context *ctx)
     clnz_nonzero_options_init(&o);
     int64_t count, entries;
     int per;
-    int64_t *want = tu_ref_nonzero(&t, data, &o, &count, &entries, &per);
+    int64_t *want = tu_ref_nonzero(&t, data, NULL, &o, &count, &entries, &per);
     clnz_result r;
-    TU_CHECK(ctx, clnz_nonzero(ctx, &t, data, &o, &r));
+    TU_CHECK(ctx, clnz_nonzero(ctx, &t, data, NULL, &o, &r));
     assert_int_equal(r.count, count);
     assert_memory_equal(r.indices, want, (size_t)(entries * per) * 8);
     clnz_result_free(&r);
@@ -77,27 +77,41 @@ static void check_mask_now(clnz_context *ctx)
     free(got);
 }
 
+/* The kernels the tuner tunes, by the names the API uses, and the check
+ * and strategy each candidate runs with. */
+static const struct {
+    const char *name;
+    void (*check)(clnz_context *);
+    clnz_strategy strategy;
+} kernels[] = {{"two-pass", check_nonzero_now, CLNZ_STRATEGY_TWO_PASS},
+               {"scan", check_scan_now, CLNZ_STRATEGY_AUTO},
+               {"mask", check_mask_now, CLNZ_STRATEGY_AUTO},
+               {"lookback", check_nonzero_now, CLNZ_STRATEGY_LOOKBACK}};
+#define N_KERNELS (int)(sizeof kernels / sizeof kernels[0])
+
 static void test_every_candidate_is_correct(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    void (*check[])(clnz_context *) = {check_nonzero_now, check_scan_now, check_mask_now};
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+    assert_int_equal(clnz_tune_candidates(ctx, "no-such-kernel", 0, NULL, 0), 0);
+    for (int f = 0; f < N_KERNELS; ++f) {
         clnz_launch c[64];
-        int n = clnz_tune_candidates(ctx, (clnz_kernel_family)f, 0, c, 64);
+        int n = clnz_tune_candidates(ctx, kernels[f].name, 0, c, 64);
         assert_true(n >= 4 && n <= 64);
-        int quick = clnz_tune_candidates(ctx, (clnz_kernel_family)f, 1, NULL, 0);
+        int quick = clnz_tune_candidates(ctx, kernels[f].name, 1, NULL, 0);
         assert_true(quick >= 2 && quick < n);
+        TU_CHECK(ctx, clnz_context_set_strategy(ctx, kernels[f].strategy));
         for (int i = 0; i < n; ++i) {
             TU_CHECK(ctx,
                      clnz_context_set_launch(ctx, c[i].work_group_size, c[i].items_per_work_item));
             clnz_launch now;
             clnz_launch_source src;
-            TU_CHECK(ctx, clnz_context_launch(ctx, (clnz_kernel_family)f, &now, &src));
+            TU_CHECK(ctx, clnz_context_launch(ctx, kernels[f].name, &now, &src));
             assert_int_equal(src, CLNZ_LAUNCH_FORCED);
-            check[f](ctx);
+            kernels[f].check(ctx);
         }
     }
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
 }
 
@@ -166,10 +180,11 @@ static void write_tuning(const char *path, const char *driver, size_t wg, size_t
     ident id = device_ident();
     char text[2048];
     int k = snprintf(text, sizeof text,
-                     "# hand-written\nformat 1\nclnz %s\nplatform %s\ndevice %s\nvendor %s\n"
-                     "type %s\ndriver %s\nnonzero %zu %zu\nscan %zu %zu\nmask %zu %zu\n",
+                     "# hand-written\nformat 2\nclnz %s\nplatform %s\ndevice %s\nvendor %s\n"
+                     "type %s\ndriver %s\nstrategy two-pass\ntwo-pass %zu %zu\nscan %zu %zu\n"
+                     "mask %zu %zu\nlookback %zu %zu\n",
                      CLNZ_VERSION_STRING, id.platform, id.device, id.vendor, id.type,
-                     driver ? driver : id.driver, wg, items, wg, items + 1, wg, items);
+                     driver ? driver : id.driver, wg, items, wg, items + 1, wg, items, wg, items);
     uint64_t sum = fnv(text, (size_t)k) ^ (uint64_t)break_checksum;
     snprintf(text + k, sizeof text - (size_t)k, "checksum %016" PRIx64 "\n", sum);
     FILE *f = fopen(path, "w");
@@ -178,7 +193,7 @@ static void write_tuning(const char *path, const char *driver, size_t wg, size_t
     fclose(f);
 }
 
-static clnz_launch_source launch_of_new_context(clnz_kernel_family f, clnz_launch *l,
+static clnz_launch_source launch_of_new_context(const char *f, clnz_launch *l,
                                                 clnz_stats *stats)
 {
     clnz_context *c = NULL;
@@ -201,10 +216,10 @@ static void test_a_tuned_file_is_used(void **state)
     tuning_path(0, path, sizeof path);
     write_tuning(path, NULL, 16, 32, 0);
     clnz_launch l;
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, NULL), CLNZ_LAUNCH_TUNED);
+    assert_int_equal(launch_of_new_context("two-pass", &l, NULL), CLNZ_LAUNCH_TUNED);
     assert_int_equal(l.work_group_size, 16);
     assert_int_equal(l.items_per_work_item, 32);
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_SCAN, &l, NULL), CLNZ_LAUNCH_TUNED);
+    assert_int_equal(launch_of_new_context("scan", &l, NULL), CLNZ_LAUNCH_TUNED);
     assert_int_equal(l.items_per_work_item, 33);
 }
 
@@ -215,7 +230,7 @@ static void test_vendor_file_is_the_fallback(void **state)
     tuning_path(1, path, sizeof path);
     write_tuning(path, "some other driver", 8, 128, 0);
     clnz_launch l;
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_MASK, &l, NULL), CLNZ_LAUNCH_VENDOR);
+    assert_int_equal(launch_of_new_context("mask", &l, NULL), CLNZ_LAUNCH_VENDOR);
     assert_int_equal(l.work_group_size, 8);
     assert_int_equal(l.items_per_work_item, 128);
 }
@@ -230,20 +245,20 @@ static void test_bad_files_are_ignored_then_replaced(void **state)
     struct stat sb;
     /* corrupt (checksum) and truncated: ignored and deleted */
     write_tuning(path, NULL, 16, 32, 1);
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
+    assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
     assert_int_equal(s.cache_files_rejected, 1);
     assert_int_not_equal(stat(path, &sb), 0);
     write_tuning(path, NULL, 16, 32, 0);
     assert_int_equal(truncate(path, 120), 0);
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
+    assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
     assert_int_not_equal(stat(path, &sb), 0);
     /* another driver's result under this name: ignored, never trusted */
     write_tuning(path, "9.9-other", 16, 32, 0);
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
+    assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
     assert_int_equal(s.cache_files_rejected, 1);
     /* absurd values are corrupt too */
     write_tuning(path, NULL, 16, 999999, 0);
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, &s), CLNZ_LAUNCH_DEFAULT);
+    assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
     /* tuning replaces it with a good file that the next context uses */
     write_tuning(path, "9.9-other", 16, 32, 0);
     clnz_context *ctx = NULL; /* a context of this test's cache folder */
@@ -257,21 +272,21 @@ static void test_bad_files_are_ignored_then_replaced(void **state)
         assert_true(rows[i].correct);
         assert_true(rows[i].gbps[0] > 0 && rows[i].gbps[1] > 0);
     }
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+    for (int f = 0; f < N_KERNELS; ++f) {
         clnz_launch won, stored;
         clnz_launch_source src;
-        TU_CHECK(ctx, clnz_context_launch(ctx, (clnz_kernel_family)f, &won, &src));
+        TU_CHECK(ctx, clnz_context_launch(ctx, kernels[f].name, &won, &src));
         assert_int_equal(src, CLNZ_LAUNCH_TUNED);
         for (int i = 0; i < n && i < 128; ++i)
-            winners += rows[i].family == (clnz_kernel_family)f &&
+            winners += strcmp(rows[i].kernel, kernels[f].name) == 0 &&
                        rows[i].launch.work_group_size == won.work_group_size &&
                        rows[i].launch.items_per_work_item == won.items_per_work_item;
-        assert_int_equal(launch_of_new_context((clnz_kernel_family)f, &stored, NULL),
+        assert_int_equal(launch_of_new_context(kernels[f].name, &stored, NULL),
                          CLNZ_LAUNCH_TUNED);
         assert_int_equal(stored.work_group_size, won.work_group_size);
         assert_int_equal(stored.items_per_work_item, won.items_per_work_item);
     }
-    assert_int_equal(winners, CLNZ_KERNEL_FAMILIES); /* each winner is a measured row */
+    assert_int_equal(winners, N_KERNELS); /* each winner is a measured row */
     clnz_context_release(ctx);
 }
 
@@ -285,7 +300,7 @@ static void test_unwritable_cache_still_works(void **state)
     snprintf(dir, sizeof dir, "%s/below", file);
     setenv("CLNZ_CACHE_DIR", dir, 1);
     clnz_launch l;
-    assert_int_equal(launch_of_new_context(CLNZ_KERNEL_NONZERO, &l, NULL), CLNZ_LAUNCH_DEFAULT);
+    assert_int_equal(launch_of_new_context("two-pass", &l, NULL), CLNZ_LAUNCH_DEFAULT);
     setenv("CLNZ_CACHE_DIR", tu_cache_dir(), 1);
 }
 

@@ -29,6 +29,17 @@ void tu_context_done(void)
     g_ctx = NULL;
 }
 
+/* The quick tier's shapes first: one work-item, an odd group, a wide one. */
+const tu_launch tu_launches[] = {{1, 1}, {37, 3}, {256, 8}, {3, 5}, {8, 2}, {64, 64}, {1024, 1}};
+#define TU_QUICK_LAUNCHES 3
+int tu_n_launches = TU_QUICK_LAUNCHES;
+
+int tu_full(void)
+{
+    const char *f = getenv("CLNZ_TEST_FULL");
+    return f && strcmp(f, "1") == 0;
+}
+
 static uint64_t g_state;
 
 void tu_seed(const char *suite)
@@ -36,6 +47,8 @@ void tu_seed(const char *suite)
     const char *s = getenv("CLNZ_TEST_SEED");
     uint64_t seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
     g_state = seed;
+    tu_n_launches = tu_full() ? (int)(sizeof tu_launches / sizeof tu_launches[0])
+                              : TU_QUICK_LAUNCHES;
     printf("%s: seed %llu (replay with CLNZ_TEST_SEED=%llu)\n", suite, (unsigned long long)seed,
            (unsigned long long)seed);
 }
@@ -50,8 +63,7 @@ uint64_t tu_rand(void) /* splitmix64 */
 
 double tu_uniform(void) { return (double)(tu_rand() >> 11) / 9007199254740992.0; }
 
-const tu_launch tu_launches[] = {{1, 1}, {3, 5}, {8, 2}, {37, 3}, {64, 64}, {256, 8}, {1024, 1}};
-const int tu_n_launches = sizeof tu_launches / sizeof tu_launches[0];
+
 
 static size_t dsize(clnz_dtype dt)
 {
@@ -191,16 +203,16 @@ int tu_ref_selected(clnz_dtype dt, const void *e, const clnz_predicate *p)
     if (p->op == CLNZ_OP_NONZERO)
         return is_float ? xf != 0.0 : xi != 0; /* NaN != 0 is true */
     if (!is_float) {
-        if (p->kind == CLNZ_VALUE_FLOAT)
+        if (p->value.kind == CLNZ_VALUE_FLOAT)
             return cmp_d(p->op, (double)xi, p->value.f);
-        if (dt == CLNZ_I64 && p->kind == CLNZ_VALUE_UINT && p->value.u > INT64_MAX)
+        if (dt == CLNZ_I64 && p->value.kind == CLNZ_VALUE_UINT && p->value.u > INT64_MAX)
             return cmp_d(p->op, (double)(int64_t)xi, (double)p->value.u);
-        __int128 v = p->kind == CLNZ_VALUE_UINT ? (__int128)p->value.u : p->value.i;
+        __int128 v = p->value.kind == CLNZ_VALUE_UINT ? (__int128)p->value.u : p->value.i;
         return cmp_i(p->op, xi, v);
     }
-    if (p->kind != CLNZ_VALUE_FLOAT)
+    if (p->value.kind != CLNZ_VALUE_FLOAT)
         return cmp_d(p->op, xf,
-                     p->kind == CLNZ_VALUE_UINT ? (double)p->value.u : (double)p->value.i);
+                     p->value.kind == CLNZ_VALUE_UINT ? (double)p->value.u : (double)p->value.i);
     double v = p->value.f;
     double max = dt == CLNZ_F16 ? 65504.0 : dt == CLNZ_F32 ? 3.4028234663852886e38 : INFINITY;
     if (isnan(v) || isinf(v) || fabs(v) <= max)
@@ -209,9 +221,13 @@ int tu_ref_selected(clnz_dtype dt, const void *e, const clnz_predicate *p)
 }
 
 /* ---- reference nonzero ---- */
-int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonzero_options *o,
-                        int64_t *count, int64_t *entries, int *per_entry)
+int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_predicate *pred,
+                        const clnz_nonzero_options *o, int64_t *count, int64_t *entries,
+                        int *per_entry)
 {
+    clnz_predicate nonzero = clnz_pred_nonzero();
+    if (!pred)
+        pred = &nonzero;
     int rank = t->rank;
     size_t es = dsize(t->dtype);
     int64_t n = 1, cstr[CLNZ_MAX_RANK];
@@ -231,7 +247,7 @@ int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonze
             c[d] = (i / cstr[d]) % t->shape[d];
             off += c[d] * (t->strides ? t->strides[d] : cstr[d]);
         }
-        if (!tu_ref_selected(t->dtype, (const char *)data + off * (int64_t)es, &o->pred))
+        if (!tu_ref_selected(t->dtype, (const char *)data + off * (int64_t)es, pred))
             continue;
         int64_t *row = coords + z * (CLNZ_MAX_RANK + 1);
         row[0] = i;

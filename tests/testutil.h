@@ -22,12 +22,17 @@ void tu_seed(const char *suite);
 uint64_t tu_rand(void);
 double tu_uniform(void);
 
-/* Launch shapes every suite runs through: (work-group size, items). */
+/* 1 in the long tier (make test-full sets CLNZ_TEST_FULL=1): every launch
+ * shape, larger sizes. */
+int tu_full(void);
+
+/* Launch shapes every suite runs through: (work-group size, items). The
+ * quick tier (make test) takes the first few, the long one all of them. */
 typedef struct {
     size_t wg, items;
 } tu_launch;
 extern const tu_launch tu_launches[];
-extern const int tu_n_launches;
+extern int tu_n_launches; /* set by tu_seed */
 
 /* Random bit patterns for a dtype, with about `density` of them nonzero and
  * special values (signed zeros, NaNs, infinities, denormals) mixed in. */
@@ -38,9 +43,11 @@ int tu_ref_selected(clnz_dtype dt, const void *elem, const clnz_predicate *p);
 
 /* Reference nonzero: returns a malloc'd C-order array of int64 entries in
  * the result's shape (*entries entries, *per_entry indices each) and the true
- * count. data points at logical element 0 with element strides. */
-int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_nonzero_options *o,
-                        int64_t *count, int64_t *entries, int *per_entry);
+ * count. data points at logical element 0 with element strides; pred NULL
+ * means nonzero. */
+int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_predicate *pred,
+                        const clnz_nonzero_options *o, int64_t *count, int64_t *entries,
+                        int *per_entry);
 
 /* Converts an index array of the given type to int64 (malloc'd). */
 int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n);

@@ -46,20 +46,20 @@ static int is_integer_text(const char *s)
     return 1;
 }
 
-int cli_parse_number(const char *v, cli_number *num)
+int cli_parse_number(const char *v, clnz_scalar *num)
 {
     if (is_integer_text(v)) {
         char *end;
         errno = 0;
         long long i = strtoll(v, &end, 10);
         if (!errno) {
-            num->kind = CLNZ_VALUE_INT, num->i = i;
+            *num = clnz_scalar_int(i);
             return 1;
         }
         errno = 0;
         unsigned long long u = strtoull(v, &end, 10);
         if (*v != '-' && !errno) {
-            num->kind = CLNZ_VALUE_UINT, num->u = u;
+            *num = clnz_scalar_uint(u);
             return 1;
         }
         return -1;
@@ -68,7 +68,7 @@ int cli_parse_number(const char *v, cli_number *num)
     double f = strtod(v, &end);
     if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
         return 0;
-    num->kind = CLNZ_VALUE_FLOAT, num->f = f;
+    *num = clnz_scalar_float(f);
     return 1;
 }
 
@@ -94,7 +94,7 @@ static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
         return 0;
     }
     clnz_op op = ops[found].op;
-    cli_number num;
+    clnz_scalar num;
     int r = cli_parse_number(colon + 1, &num);
     if (r == 0) {
         snprintf(why, n, "--pred '%s': VALUE is not a number", s);
@@ -104,9 +104,8 @@ static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
         snprintf(why, n, "--pred '%s': the integer is outside -2^63..2^64-1", s);
         return 0;
     }
-    *p = num.kind == CLNZ_VALUE_INT    ? clnz_pred_int(op, num.i)
-         : num.kind == CLNZ_VALUE_UINT ? clnz_pred_uint(op, num.u)
-                                       : clnz_pred_float(op, num.f);
+    p->op = op;
+    p->value = num;
     return 1;
 }
 
@@ -161,7 +160,7 @@ static int set_option(const char *name, const char *v, cli_args *a)
     char why[300];
     int64_t w;
     if (strcmp(name, "--pred") == 0) {
-        if (!parse_pred(v, &a->opts.pred, why, sizeof why))
+        if (!parse_pred(v, &a->pred, why, sizeof why))
             return fail(EXIT_USAGE, "%s", why);
     } else if (strcmp(name, "--device") == 0) {
         a->device = v;
@@ -223,6 +222,7 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     const char *cmd = is_nonzero ? "nonzero" : "count";
     memset(a, 0, sizeof *a);
     clnz_nonzero_options_init(&a->opts);
+    a->pred = clnz_pred_nonzero();
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
@@ -285,7 +285,7 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
             return CLI_HELP;
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i], *v;
-        cli_number num;
+        clnz_scalar num;
         if (arg[0] != '-' || strcmp(arg, "-") == 0 || cli_parse_number(arg, &num) != 0) {
             if (a->n_positional == max_positional)
                 return fail(EXIT_USAGE, "unexpected argument '%s' (see clnz %s --help)", arg, cmd);

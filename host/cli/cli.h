@@ -19,15 +19,9 @@ int lib_fail(clnz_context *ctx, clnz_status st, const char *what);
 /* A context on `device` (NULL: CLNZ_DEVICE or the default), or an exit status. */
 int open_context(const char *device, clnz_context **ctx);
 
-/* A number as Python writes an int or a float literal (inf and nan too). */
-typedef struct {
-    clnz_value_kind kind;
-    int64_t i;
-    uint64_t u;
-    double f;
-} cli_number;
-/* 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */
-int cli_parse_number(const char *text, cli_number *num);
+/* A number as Python writes an int or a float literal (inf and nan too).
+ * 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */
+int cli_parse_number(const char *text, clnz_scalar *num);
 
 /* ---- arguments (args.c) ---- */
 /* nonzero and count: INPUT and the options after argv[1]. */
@@ -35,6 +29,7 @@ typedef struct {
     const char *input, *output, *count_out, *offsets_out, *device;
     int batch;
     int channels; /* --channels: 1 + the rule */
+    clnz_predicate pred; /* --pred, else nonzero */
     clnz_nonzero_options opts;
 } cli_args;
 /* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */

@@ -27,12 +27,12 @@ int cmd_count(int argc, char **argv)
     if (a.channels) { /* pixels: the count of their flat nonzero */
         clnz_result res;
         a.opts.layout = CLNZ_LAYOUT_FLAT;
-        st = clnz_nonzero_channels(ctx, &t, arr.data, (clnz_channel_rule)(a.channels - 1),
-                                   &a.opts, &res);
+        st = clnz_nonzero_channels(ctx, &t, arr.data, &a.pred,
+                                   (clnz_channel_rule)(a.channels - 1), &a.opts, &res);
         count = res.count;
         clnz_result_free(&res);
     } else {
-        st = clnz_count(ctx, &t, arr.data, &a.opts.pred, &count);
+        st = clnz_count(ctx, &t, arr.data, &a.pred, &count);
     }
     if (st)
         rc = lib_fail(ctx, st, a.input);

@@ -55,10 +55,10 @@ int cmd_nonzero(int argc, char **argv)
     npy_pending off = {0};
     clnz_tensor t = npy_tensor(&arr);
     clnz_status st =
-        a.batch      ? clnz_nonzero_batched(ctx, &t, arr.data, &a.opts, &res, &offsets)
-        : a.channels ? clnz_nonzero_channels(ctx, &t, arr.data,
+        a.batch      ? clnz_nonzero_batched(ctx, &t, arr.data, &a.pred, &a.opts, &res, &offsets)
+        : a.channels ? clnz_nonzero_channels(ctx, &t, arr.data, &a.pred,
                                              (clnz_channel_rule)(a.channels - 1), &a.opts, &res)
-                     : clnz_nonzero(ctx, &t, arr.data, &a.opts, &res);
+                     : clnz_nonzero(ctx, &t, arr.data, &a.pred, &a.opts, &res);
     if (st) {
         rc = lib_fail(ctx, st, a.input);
         goto done;

@@ -15,15 +15,13 @@ static const char usage_tune[] =
     "cache folder, where every later process on this device finds them.\n"
     "  --quick   fewer candidates and a smaller large problem (well under a minute)\n";
 
-static const char *const families[] = {"nonzero", "scan", "mask"};
-
 static void progress(void *user, int done, int total, const clnz_tune_row *r)
 {
     (void)user;
     if (!isatty(2))
         return;
     fprintf(stderr, "\r\033[Kclnz tune: [%d/%d] %s wg %zu items %zu: %.2f GB/s", done, total,
-            families[r->family], r->launch.work_group_size, r->launch.items_per_work_item,
+            r->kernel, r->launch.work_group_size, r->launch.items_per_work_item,
             r->gbps[1]);
     if (done == total)
         fputs("\r\033[K", stderr);
@@ -61,18 +59,20 @@ int cmd_tune(int argc, char **argv)
         clnz_context_release(ctx);
         return rc;
     }
-    printf("%-8s %6s %6s %12s %12s  %s\n", "kernel", "wg", "items", "GB/s small", "GB/s large",
+    printf("%-9s %6s %6s %12s %12s  %s\n", "kernel", "wg", "items", "GB/s small", "GB/s large",
            "");
     for (int i = 0; i < n && i < 256; ++i) {
         clnz_launch won;
-        clnz_context_launch(ctx, rows[i].family, &won, NULL);
+        clnz_context_launch(ctx, rows[i].kernel, &won, NULL);
         int winner = won.work_group_size == rows[i].launch.work_group_size &&
                      won.items_per_work_item == rows[i].launch.items_per_work_item;
-        printf("%-8s %6zu %6zu %12.2f %12.2f  %s%s%s\n", families[rows[i].family],
+        printf("%-9s %6zu %6zu %12.2f %12.2f  %s%s%s\n", rows[i].kernel,
                rows[i].launch.work_group_size, rows[i].launch.items_per_work_item,
                rows[i].gbps[0], rows[i].gbps[1], rows[i].correct ? "" : "WRONG RESULT ",
                rows[i].is_default ? "default " : "", winner ? "<- winner" : "");
     }
+    printf("strategy for inputs of many tiles: %s\n",
+           clnz_strategy_name(clnz_context_auto_strategy(ctx)));
     const char *m = clnz_context_message(ctx);
     if (*m)
         fprintf(stderr, "clnz: %s\n", m);

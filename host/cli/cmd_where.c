@@ -23,15 +23,14 @@ static const char usage_where[] =
 static int operand_of(const char *text, const char *name, npy_array *arr, clnz_tensor *t,
                       clnz_operand *op, int *is_array)
 {
-    cli_number num;
+    clnz_scalar num;
     int r = cli_parse_number(text, &num);
     *is_array = 0;
     if (r < 0)
         return fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1", name, text);
     if (r > 0) {
-        *op = num.kind == CLNZ_VALUE_INT    ? clnz_operand_int(num.i)
-              : num.kind == CLNZ_VALUE_UINT ? clnz_operand_uint(num.u)
-                                            : clnz_operand_float(num.f);
+        op->array = NULL;
+        op->value = num;
         return EXIT_OK;
     }
     char err[512];

@@ -78,7 +78,8 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
     return chain_took(ch, ev);
 }
 
-clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size)
+clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,
+                       uint64_t count)
 {
     uint32_t v32 = (uint32_t)value;
     const void *pattern = size == 4 ? (const void *)&v32 : (const void *)&value;
@@ -86,8 +87,8 @@ clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, s
     const cl_event *list;
     cl_uint n = chain_wait_list(ch, wbuf, MAX_WAIT, &list);
     cl_event ev = NULL;
-    cl_int e = clEnqueueFillBuffer(ch->ctx->queue, buf, pattern, size, byte_off, size, n, list,
-                                   &ev);
+    cl_int e = clEnqueueFillBuffer(ch->ctx->queue, buf, pattern, size, byte_off,
+                                   (size_t)(size * count), n, list, &ev);
     if (e)
         return CL_CHECK(ch->ctx, e, "clEnqueueFillBuffer");
     return chain_took(ch, ev);

@@ -14,8 +14,9 @@ typedef struct {
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
 clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local);
-/* Writes one value of `size` bytes (4 or 8) at byte_off. */
-clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size);
+/* Writes `count` copies of a value of `size` bytes (4 or 8) from byte_off on. */
+clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,
+                       uint64_t count);
 /* Hands the last event to the caller (or releases it) and remembers it. */
 clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event);
 /* The number of events to wait on for the next command, and where they are. */

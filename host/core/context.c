@@ -60,8 +60,8 @@ void ctx_hold_end(clnz_context **held)
  * that has none is tuned (quickly) on first use. */
 static void launch_from_store(clnz_context *c)
 {
-    clnz_launch l[CLNZ_KERNEL_FAMILIES];
-    clnz_launch_source src = tune_store_load(c, &c->id, l);
+    tune_result r;
+    clnz_launch_source src = tune_store_load(c, &c->id, &r);
     const char *autotune = getenv("CLNZ_AUTOTUNE");
     if (src != CLNZ_LAUNCH_TUNED && autotune && strcmp(autotune, "1") == 0) {
         if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS)
@@ -71,10 +71,64 @@ static void launch_from_store(clnz_context *c)
     }
     if (src == CLNZ_LAUNCH_DEFAULT)
         return;
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
-        c->launch[f] = l[f];
+    for (int f = 0; f < TUNE_KERNELS; ++f) {
+        c->launch[f] = r.launch[f];
         c->launch_source[f] = src;
     }
+    c->preferred_strategy = r.strategy;
+}
+
+/* CLNZ_STRATEGY forces a strategy on every context; a name clnz does not
+ * know fails the creation rather than being ignored. */
+static clnz_status strategy_from_env(clnz_context *c, char *msg, size_t msg_size)
+{
+    const char *env = getenv("CLNZ_STRATEGY");
+    if (!env || !*env)
+        return CLNZ_SUCCESS;
+    if (clnz_strategy_parse(env, &c->forced_strategy) == CLNZ_SUCCESS)
+        return CLNZ_SUCCESS;
+    if (msg && msg_size)
+        snprintf(msg, msg_size,
+                 "CLNZ_STRATEGY=%.100s: unknown strategy (auto, single-tile, two-pass, lookback, "
+                 "stream)",
+                 env);
+    return CLNZ_ERROR_UNSUPPORTED_STRATEGY;
+}
+
+/* The look-back kernel's variant: 64-bit atomics if the device has them,
+ * and the spin bound (see kernels/lookback.cl), with their test overrides. */
+static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
+{
+    size_t len = 0;
+    char ext[8192] = "";
+    if (clGetDeviceInfo(c->device, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, &len) != CL_SUCCESS)
+        ext[0] = '\0';
+    c->lookback_atom64 = strstr(ext, "cl_khr_int64_base_atomics") != NULL;
+    c->lookback_spin = 4096;
+    const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS"), *spin = getenv("CLNZ_LOOKBACK_SPIN");
+    if (atomics && *atomics) {
+        if (strcmp(atomics, "32") == 0)
+            c->lookback_atom64 = 0;
+        else if (strcmp(atomics, "64") != 0 || !c->lookback_atom64) {
+            if (msg && msg_size)
+                snprintf(msg, msg_size, "CLNZ_LOOKBACK_ATOMICS=%.40s: 32, or 64 on a device "
+                         "with cl_khr_int64_base_atomics", atomics);
+            return CLNZ_ERROR_INVALID_VALUE;
+        }
+    }
+    if (spin && *spin) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(spin, &end, 10);
+        if (errno || *end || end == spin || *spin == '-' || v > 1000000000UL) {
+            if (msg && msg_size)
+                snprintf(msg, msg_size, "CLNZ_LOOKBACK_SPIN=%.40s: a number of reads, 0 to 10^9",
+                         spin);
+            return CLNZ_ERROR_INVALID_VALUE;
+        }
+        c->lookback_spin = (unsigned)v;
+    }
+    return CLNZ_SUCCESS;
 }
 
 /* Reads the device limits the planner needs. */
@@ -101,6 +155,11 @@ static void limit_max_alloc(clnz_context *c)
 static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
 {
     cl_device_type type = 0;
+    clnz_status st = strategy_from_env(c, msg, msg_size);
+    if (!st)
+        st = lookback_setup(c, msg, msg_size);
+    if (st)
+        return st;
     cl_int e = clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (!e)
         e = clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_work_group,
@@ -115,6 +174,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
         set_msg(msg, msg_size, "clGetDeviceInfo", e);
         return e;
     }
+    c->type = type;
     c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     ident_of_device(c->device, &c->id);
     cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);

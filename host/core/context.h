@@ -5,6 +5,7 @@
 #define CLNZ_CORE_CONTEXT_H
 
 #include "clnz.h"
+#include "tune/tune_kernels.h"
 
 #include <pthread.h>
 
@@ -41,6 +42,7 @@ struct clnz_context {
     cl_context cl;
     cl_command_queue queue;
     cl_device_id device;
+    cl_device_type type;
     int is_cpu;
     size_t max_work_group;
     cl_ulong local_mem;
@@ -64,8 +66,19 @@ struct clnz_context {
 
     device_ident id;      /* who the device is: the key of its cache files */
     char cache_dir[1024]; /* empty: no cache */
-    clnz_launch launch[CLNZ_KERNEL_FAMILIES];
-    clnz_launch_source launch_source[CLNZ_KERNEL_FAMILIES];
+    clnz_launch launch[TUNE_KERNELS];
+    clnz_launch_source launch_source[TUNE_KERNELS];
+    /* Strategies: the forced one (clnz_context_set_strategy, CLNZ_STRATEGY),
+     * and the one the tuning data prefers for inputs of many tiles (AUTO:
+     * the device type decides; strategy/choose.c). */
+    clnz_strategy forced_strategy;
+    clnz_strategy preferred_strategy;
+    /* The look-back kernel's build: 64-bit tile states where the device has
+     * cl_khr_int64_base_atomics, and how long a tile waits on a predecessor
+     * before counting it itself. CLNZ_LOOKBACK_ATOMICS=32 and
+     * CLNZ_LOOKBACK_SPIN=N override both (tests force every path). */
+    int lookback_atom64;
+    unsigned lookback_spin;
     int profiling;        /* the tuner times calls: keep their first event */
     cl_event first_event;
     clnz_stats stats;

@@ -7,6 +7,7 @@
  * comparison that follows numpy's promotion rules, so the kernels need no
  * floating point at all and every dtype behaves the same on every device. */
 #include "core/predicate.h"
+#include "core/dtype.h"
 #include "core/error.h"
 
 #include <math.h>
@@ -14,54 +15,56 @@
 
 typedef __int128 i128;
 
-clnz_predicate clnz_pred_nonzero(void)
+clnz_scalar clnz_scalar_int(int64_t v)
+{
+    clnz_scalar s;
+    memset(&s, 0, sizeof s);
+    s.kind = CLNZ_VALUE_INT;
+    s.i = v;
+    return s;
+}
+
+clnz_scalar clnz_scalar_uint(uint64_t v)
+{
+    clnz_scalar s = clnz_scalar_int(0);
+    s.kind = CLNZ_VALUE_UINT;
+    s.u = v;
+    return s;
+}
+
+clnz_scalar clnz_scalar_float(double v)
+{
+    clnz_scalar s = clnz_scalar_int(0);
+    s.kind = CLNZ_VALUE_FLOAT;
+    s.f = v;
+    return s;
+}
+
+static clnz_predicate pred_of(clnz_op op, clnz_scalar v)
 {
     clnz_predicate p;
     memset(&p, 0, sizeof p);
-    p.op = CLNZ_OP_NONZERO;
+    p.op = op;
+    p.value = v;
     return p;
 }
 
-clnz_predicate clnz_pred_int(clnz_op op, int64_t v)
-{
-    clnz_predicate p = clnz_pred_nonzero();
-    p.op = op, p.kind = CLNZ_VALUE_INT, p.value.i = v;
-    return p;
-}
+clnz_predicate clnz_pred_nonzero(void) { return pred_of(CLNZ_OP_NONZERO, clnz_scalar_int(0)); }
+clnz_predicate clnz_pred_int(clnz_op op, int64_t v) { return pred_of(op, clnz_scalar_int(v)); }
+clnz_predicate clnz_pred_uint(clnz_op op, uint64_t v) { return pred_of(op, clnz_scalar_uint(v)); }
+clnz_predicate clnz_pred_float(clnz_op op, double v) { return pred_of(op, clnz_scalar_float(v)); }
 
-clnz_predicate clnz_pred_uint(clnz_op op, uint64_t v)
-{
-    clnz_predicate p = clnz_pred_nonzero();
-    p.op = op, p.kind = CLNZ_VALUE_UINT, p.value.u = v;
-    return p;
-}
-
-clnz_predicate clnz_pred_float(clnz_op op, double v)
-{
-    clnz_predicate p = clnz_pred_nonzero();
-    p.op = op, p.kind = CLNZ_VALUE_FLOAT, p.value.f = v;
-    return p;
-}
-
-static int is_float(clnz_dtype d) { return d == CLNZ_F16 || d == CLNZ_F32 || d == CLNZ_F64; }
-
-/* The keys of each dtype span [key_min, key_max]. Float keys are
- * sign-magnitude bit patterns made signed, from -inf to +inf. */
+/* The keys of each dtype span [key_min, key_max]: integers their values,
+ * floats their sign-magnitude bit patterns made signed, -inf to +inf. */
 static void key_range(clnz_dtype d, i128 *lo, i128 *hi)
 {
-    switch (d) {
-    case CLNZ_BOOL: *lo = 0, *hi = 1; break;
-    case CLNZ_U8: *lo = 0, *hi = UINT8_MAX; break;
-    case CLNZ_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
-    case CLNZ_U16: *lo = 0, *hi = UINT16_MAX; break;
-    case CLNZ_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
-    case CLNZ_U32: *lo = 0, *hi = UINT32_MAX; break;
-    case CLNZ_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
-    case CLNZ_U64: *lo = 0, *hi = UINT64_MAX; break;
-    case CLNZ_I64: *lo = INT64_MIN, *hi = INT64_MAX; break;
-    case CLNZ_F16: *lo = -0x7c00, *hi = 0x7c00; break;
-    case CLNZ_F32: *lo = -(i128)0x7f800000, *hi = 0x7f800000; break;
-    default: *lo = -(i128)0x7ff0000000000000LL, *hi = 0x7ff0000000000000LL; break;
+    const dtype_info *t = dtype_of(d);
+    if (t->kind == 'f') {
+        *lo = -(i128)t->inf_bits;
+        *hi = t->inf_bits;
+    } else {
+        *lo = t->min;
+        *hi = t->max;
     }
 }
 
@@ -148,18 +151,18 @@ static double dtype_max(clnz_dtype d)
  * a Python scalar (op is one of lt, le, gt, ge). */
 static int host_compare(clnz_dtype d, i128 key, clnz_op op, const clnz_predicate *p)
 {
-    i128 v = p->kind == CLNZ_VALUE_UINT ? (i128)p->value.u : (i128)p->value.i;
-    if (!is_float(d)) {
-        if (p->kind == CLNZ_VALUE_FLOAT)
+    i128 v = p->value.kind == CLNZ_VALUE_UINT ? (i128)p->value.u : (i128)p->value.i;
+    if (!dtype_is_float(d)) {
+        if (p->value.kind == CLNZ_VALUE_FLOAT)
             return cmp_double(op, (double)key, p->value.f);
         /* int64 against an int beyond int64 is promoted to float64 by numpy */
-        if (d == CLNZ_I64 && p->kind == CLNZ_VALUE_UINT && p->value.u > INT64_MAX)
+        if (d == CLNZ_I64 && p->value.kind == CLNZ_VALUE_UINT && p->value.u > INT64_MAX)
             return cmp_double(op, (double)(int64_t)key, (double)p->value.u);
         return cmp_int(op, key, v);
     }
     double x = key_to_double(d, key);
-    if (p->kind != CLNZ_VALUE_FLOAT)
-        return cmp_double(op, x, p->kind == CLNZ_VALUE_UINT ? (double)p->value.u
+    if (p->value.kind != CLNZ_VALUE_FLOAT)
+        return cmp_double(op, x, p->value.kind == CLNZ_VALUE_UINT ? (double)p->value.u
                                                             : (double)p->value.i);
     double f = p->value.f;
     /* a float in the array's range is rounded to the array's precision */
@@ -210,14 +213,14 @@ clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype d, const clnz_predicate *
     clnz_predicate p = pred ? *pred : clnz_pred_nonzero();
     if ((unsigned)p.op > CLNZ_OP_GE)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown predicate op %d", (int)p.op);
-    if ((unsigned)p.kind > CLNZ_VALUE_FLOAT)
+    if ((unsigned)p.value.kind > CLNZ_VALUE_FLOAT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown predicate value kind %d",
-                        (int)p.kind);
+                        (int)p.value.kind);
     if (p.op == CLNZ_OP_NONZERO)
         p = clnz_pred_int(CLNZ_OP_NE, 0);
     out->nonzero = p.op == CLNZ_OP_NE &&
-                   (p.kind == CLNZ_VALUE_FLOAT ? p.value.f == 0.0
-                                               : (p.kind == CLNZ_VALUE_UINT ? p.value.u == 0
+                   (p.value.kind == CLNZ_VALUE_FLOAT ? p.value.f == 0.0
+                                               : (p.value.kind == CLNZ_VALUE_UINT ? p.value.u == 0
                                                                             : p.value.i == 0));
     i128 kmin, kmax, lo = 1, hi = 0; /* empty unless found */
     key_range(d, &kmin, &kmax);

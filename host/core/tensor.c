@@ -7,20 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const size_t dtype_sizes[CLNZ_DTYPE_COUNT] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
-static const char *const dtype_names[CLNZ_DTYPE_COUNT] = {
-    "bool", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "f32", "f64"};
-
-size_t clnz_dtype_size(clnz_dtype d)
-{
-    return (unsigned)d < CLNZ_DTYPE_COUNT ? dtype_sizes[d] : 0;
-}
-
-const char *clnz_dtype_name(clnz_dtype d)
-{
-    return (unsigned)d < CLNZ_DTYPE_COUNT ? dtype_names[d] : NULL;
-}
-
 /* Element counts stay below 2^62 so that byte sizes and signed offsets
  * never overflow. */
 #define MAX_ELEMENTS (UINT64_C(1) << 62)
@@ -38,7 +24,7 @@ clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *i
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "shape is NULL");
     memset(info, 0, sizeof *info);
     info->dtype = t->dtype;
-    info->elem = dtype_sizes[t->dtype];
+    info->elem = clnz_dtype_size(t->dtype);
     info->rank = t->rank;
     info->krank = t->rank ? t->rank : 1;
     info->n = 1;

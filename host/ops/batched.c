@@ -1,13 +1,10 @@
 /* batched.c: nonzero over a batch of items in one call, as CSR (offsets per
- * item, then the items' coordinates). It is the fused pipeline over the
- * whole batch: the count pass and the scan as for nonzero, one small kernel
- * that reads each item's offset out of what they left (nz_batch_offsets),
- * and the writing pass with the width of an item, so that the batch
- * coordinate is not written. */
+ * item, then the items' coordinates). One job over the whole batch: the
+ * strategy writes the offsets of the items (strategy.h: batches) and the
+ * entries with the width of an item, so that the batch coordinate is not
+ * written. */
 #include "ops/ops.h"
-#include "core/context.h"
-#include "core/error.h"
-#include "core/transfer.h"
+#include "slices/slices.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +38,9 @@ static clnz_status batch_check(clnz_context *ctx, const tensor_info *t,
 }
 
 clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
-                                         size_t in_offset, const clnz_nonzero_options *opts,
-                                         cl_mem out_buf, size_t out_offset, uint64_t capacity,
+                                         size_t in_offset, const clnz_predicate *pred,
+                                         const clnz_nonzero_options *opts, cl_mem out_buf,
+                                         size_t out_offset, uint64_t capacity,
                                          cl_mem offsets_buf, size_t offsets_offset,
                                          cl_uint num_events, const cl_event *wait_list,
                                          cl_event *out_event)
@@ -52,111 +50,133 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults, o;
-    nz_plan p;
+    tensor_info t;
+    nz_job job = {0};
     int width;
-    int64_t base;
-    cl_mem meta = NULL;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = tensor_check(ctx, in, &p.t);
+        st = tensor_check(ctx, in, &t);
     if (!st)
-        st = batch_check(ctx, &p.t, nz_options_or_defaults(opts, &defaults), &o, &width);
+        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
-    uint64_t batches = (uint64_t)p.t.shape[0];
+    uint64_t batches = (uint64_t)t.shape[0];
     size_t ib = index_bytes(o.index_type);
-    if (width && capacity > UINT64_MAX / 8 / (uint64_t)width)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "capacity is absurd");
-    if (capacity * (uint64_t)width > 0)
-        st = buffer_check(ctx, out_buf, "output", out_offset, capacity * (uint64_t)width, ib);
-    else if (out_offset % ib)
-        st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "output offset is misaligned");
+    st = output_check(ctx, out_buf, out_offset, capacity, (uint64_t)width, ib);
     if (!st)
         st = buffer_check(ctx, offsets_buf, "offsets", offsets_offset, batches + 1,
                           sizeof(cl_long));
     if (!st)
-        st = nz_plan_make(ctx, in, &o.pred, 0, &p);
+        st = job_init(ctx, &job, &t, pred);
     if (!st)
-        st = tensor_base(ctx, &p.t, in_buf, in_offset, &base);
-    if (!st)
-        st = tensor_meta_buffer(ctx, &p.t, &meta);
-    if (st)
-        return st;
-    chain ch;
-    chain_begin(&ch, ctx, num_events, wait_list);
-    uint64_t off = offsets_offset / sizeof(cl_long);
-    st = nz_enqueue_count(&ch, &p, in_buf, base, meta, offsets_buf, off + batches);
-    if (!st)
-        st = nz_enqueue_batch_offsets(&ch, &p, in_buf, base, meta, batches, offsets_buf, off);
-    if (!st)
-        st = nz_enqueue_write(&ch, &p, in_buf, base, meta, &o, width, out_buf, out_offset / ib,
-                              capacity);
-    st = chain_end(&ch, st, out_event);
-    clReleaseMemObject(meta);
+        st = job_bind(ctx, &job, in_buf, in_offset);
+    if (!st) {
+        job_coords(&job, &o, width);
+        job.out = out_buf;
+        job.out_off = out_offset / ib;
+        job.capacity = capacity;
+        job.batches = batches;
+        job.offsets = job.count = offsets_buf;
+        job.offsets_off = offsets_offset / sizeof(cl_long);
+        job.count_off = job.offsets_off + batches;
+        chain ch;
+        chain_begin(&ch, ctx, num_events, wait_list);
+        st = job_run(&ch, &job);
+        st = chain_end(&ch, st, out_event);
+    }
+    job_release(&job);
     return st;
 }
 
-/* The batched call on an input that fits one allocation (batched_sliced
- * decides): one upload, the count pass with per-item offsets, one write. */
-clnz_status batched_direct(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                           const clnz_nonzero_options *opts, int width, clnz_result *res,
-                           clnz_array *offsets)
+static void offsets_array(clnz_array *a, int64_t *offs, uint64_t batches)
 {
-    clnz_nonzero_options o = *opts;
-    clnz_status st = CLNZ_SUCCESS;
-    uint64_t batches = (uint64_t)in->shape[0];
-    size_t ib = index_bytes(o.index_type);
-    host_run r;
-    cl_mem offb = NULL, outb = NULL;
+    a->data = offs;
+    a->dtype = CLNZ_I64;
+    a->rank = 1;
+    a->shape[0] = (int64_t)(batches + 1);
+}
+
+/* An input that fits one allocation: one upload, the count with the
+ * offsets read back, then the entries. */
+static clnz_status batched_direct(clnz_context *ctx, const tensor_info *t, const void *data,
+                                  const clnz_predicate *pred, const clnz_nonzero_options *o,
+                                  int width, clnz_result *res, clnz_array *offsets)
+{
+    uint64_t batches = (uint64_t)t->shape[0];
     int64_t *offs = malloc((size_t)(batches + 1) * sizeof *offs);
-    void *host = NULL;
     if (!offs)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the offsets");
-    TRY(host_run_begin(ctx, in, data, &o.pred, 0, &r));
-    cl_int e = CL_SUCCESS;
-    offb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)(batches + 1) * sizeof(cl_long),
-                          NULL, &e);
-    TRY(CL_CHECK(ctx, e, "clCreateBuffer(offsets)"));
-    TRY(nz_enqueue_count(&r.ch, &r.p, r.inb, r.base, r.meta, offb, batches));
-    TRY(nz_enqueue_batch_offsets(&r.ch, &r.p, r.inb, r.base, r.meta, batches, offb, 0));
-    TRY(read_back(&r.ch, offb, (size_t)(batches + 1) * sizeof *offs, offs));
-    r.z = (uint64_t)offs[batches];
-    if (width && r.z > ctx->max_alloc / ib / (uint64_t)width)
-        TRY(ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                     "the output (%llu entries) exceeds the device's largest allocation",
-                     (unsigned long long)r.z));
-    size_t bytes = (size_t)(r.z * (uint64_t)width * ib);
-    TRY(result_alloc(ctx, bytes, &host, &outb));
-    if (bytes) {
-        TRY(nz_enqueue_write(&r.ch, &r.p, r.inb, r.base, r.meta, &o, width, outb, 0, r.z));
-        TRY(fetch_result(&r.ch, outb, bytes, host, ctx->is_cpu));
+    host_job h;
+    void *host = NULL;
+    uint64_t z = 0;
+    clnz_status st = job_init(ctx, &h.job, t, pred);
+    if (!st && batches == 0) { /* no items: one offset, no entries, no work */
+        offs[0] = 0;
+        if (!(host = malloc(1)))
+            st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        if (!st) {
+            nz_result_fill(res, host, o, width, 0, 0);
+            offsets_array(offsets, offs, 0);
+            return CLNZ_SUCCESS;
+        }
     }
-    res->indices = host;
-    host = NULL;
-    res->ndim = 2;
-    res->shape[0] = (int64_t)r.z;
-    res->shape[1] = width;
-    res->count = (int64_t)r.z;
-    res->index_type = o.index_type;
-    offsets->data = offs;
-    offs = NULL;
-    offsets->dtype = CLNZ_I64;
-    offsets->rank = 1;
-    offsets->shape[0] = (int64_t)(batches + 1);
-done:
-    st = host_run_end(&r, st);
-    if (offb)
-        clReleaseMemObject(offb);
-    if (outb)
-        clReleaseMemObject(outb);
+    if (st) {
+        free(offs);
+        return st;
+    }
+    job_coords(&h.job, o, width);
+    h.job.batches = batches;
+    st = host_job_begin(ctx, &h, data);
+    if (!st)
+        st = host_job_count(&h, offs);
+    if (!st)
+        st = host_job_entries(&h, UINT64_MAX, (size_t)width * index_bytes(o->index_type), 0, 0,
+                              &host, &z);
+    if (!st) {
+        nz_result_fill(res, host, o, width, z, z);
+        offsets_array(offsets, offs, batches);
+        host = NULL, offs = NULL;
+    }
+    st = host_job_end(&h, st); /* waits for the device before host memory goes */
     free(host);
     free(offs);
     return st;
 }
 
+/* Past one allocation: every selected element's coordinates, merged in C
+ * order (slices/rows.c); the offsets count them by their batch coordinate,
+ * and the entries drop it. */
+static clnz_status batched_sliced(clnz_context *ctx, const tensor_info *t, const view *v,
+                                  const clnz_predicate *pred, const clnz_nonzero_options *o,
+                                  int width, uint64_t budget, clnz_result *res,
+                                  clnz_array *offsets)
+{
+    uint64_t batches = (uint64_t)t->shape[0];
+    int64_t *offs = calloc((size_t)(batches + 1), sizeof *offs);
+    if (!offs)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the offsets");
+    accum rows = {0};
+    clnz_status st = sliced_rows(ctx, v, pred, budget, &rows);
+    size_t z = st ? 0 : rows.used / sizeof(int64_t) / (size_t)t->rank;
+    const int64_t *r = (const int64_t *)rows.data;
+    for (size_t k = 0; k < z; ++k)
+        offs[r[k * (size_t)t->rank] + 1]++;
+    for (uint64_t b = 0; b < batches; ++b)
+        offs[b + 1] += offs[b];
+    if (!st)
+        st = rows_to_result(ctx, t, &rows, o, width, res);
+    free(rows.data);
+    if (st) {
+        free(offs);
+        return st;
+    }
+    offsets_array(offsets, offs, batches);
+    return CLNZ_SUCCESS;
+}
+
 clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                 const clnz_nonzero_options *opts, clnz_result *res,
-                                 clnz_array *offsets)
+                                 const clnz_predicate *pred, const clnz_nonzero_options *opts,
+                                 clnz_result *res, clnz_array *offsets)
 {
     CTX_HOLD(ctx);
     if (!ctx)
@@ -169,11 +189,20 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
     memset(offsets, 0, sizeof *offsets);
     clnz_nonzero_options defaults, o;
     tensor_info t;
-    int width;
-    st = tensor_check(ctx, in, &t);
+    view v;
+    int fits, width;
+    st = host_view(ctx, in, data, &t, &v, &fits);
     if (!st)
         st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
-    return batched_sliced(ctx, in, data, &o, width, res, offsets);
+    uint64_t budget = ctx->max_alloc;
+    if (fits) {
+        st = batched_direct(ctx, &t, data, pred, &o, width, res, offsets);
+        if (st != CLNZ_ERROR_TOO_LARGE) /* else the entries did not fit: slices */
+            return st;
+        ctx_clear_message(ctx);
+        budget /= 2;
+    }
+    return batched_sliced(ctx, &t, &v, pred, &o, width, budget, res, offsets);
 }

@@ -1,14 +1,12 @@
-/* channels.c: nonzero over images: a region of interest in pitched memory
- * as a tensor view, multi-channel pixels under a channel rule, and OpenCL
- * image objects. A rule over channels is a first pass that writes one byte
- * per pixel (mask.cl's channel_mask, image.cl's image_mask); the nonzero
- * pipeline then runs on those bytes unchanged. */
+/* channels.c: nonzero over pixels: a region of interest in pitched memory
+ * as a tensor view (clnz_image_view), and multi-channel pixels under a
+ * channel rule. A rule over channels is a first pass that writes one byte
+ * per pixel (kernels/mask.cl's channel_mask); nonzero then runs on those
+ * bytes unchanged. OpenCL image objects are image2d.c's. */
 #include "ops/ops.h"
-#include "core/context.h"
-#include "core/error.h"
 #include "core/program.h"
-#include "core/predicate.h"
 #include "core/transfer.h"
+#include "slices/slices.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,19 +63,19 @@ typedef struct {
     pred_keys keys;
 } channel_plan;
 
-static clnz_status channel_plan_make(clnz_context *ctx, const clnz_tensor *in,
-                                     const clnz_nonzero_options *o, clnz_channel_rule rule,
-                                     channel_plan *c)
+/* o NULL: no nonzero options to check (the blocking call's slices). */
+static clnz_status channel_plan_make(clnz_context *ctx, const tensor_info *t,
+                                     const clnz_predicate *pred, const clnz_nonzero_options *o,
+                                     clnz_channel_rule rule, channel_plan *c)
 {
-    clnz_status st = tensor_check(ctx, in, &c->t);
-    if (st)
-        return st;
+    clnz_status st;
+    c->t = *t;
     if (c->t.rank < 1)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "a channel rule needs rank >= 1: the last dimension holds the channels");
     if ((unsigned)rule > CLNZ_CHANNELS_ALL)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown channel rule %d", (int)rule);
-    st = pred_to_keys(ctx, c->t.dtype, &o->pred, &c->keys);
+    st = pred_to_keys(ctx, c->t.dtype, pred, &c->keys);
     if (st)
         return st;
     c->pixels = c->t;
@@ -97,7 +95,7 @@ static clnz_status channel_plan_make(clnz_context *ctx, const clnz_tensor *in,
     tensor_info mi;
     int width;
     st = tensor_check(ctx, &c->mask, &mi);
-    return st ? st : nz_check_options(ctx, &mi, o, &width);
+    return st || !o ? st : nz_check_options(ctx, &mi, o, &width);
 }
 
 /* One byte per pixel into mask_buf, after the caller's events. */
@@ -136,9 +134,7 @@ static clnz_status channel_mask_enqueue(clnz_context *ctx, channel_plan *c, cl_m
     return st;
 }
 
-/* A byte per pixel on the device (at least one byte: OpenCL has no empty
- * buffers). */
-static clnz_status mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
+clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
 {
     if (pixels > ctx->max_alloc)
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
@@ -149,18 +145,9 @@ static clnz_status mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
     return CL_CHECK(ctx, e, "clCreateBuffer(pixel mask)");
 }
 
-/* The options the nonzero pass over the mask runs with: the caller's, with
- * the predicate (already applied per channel) replaced by nonzero. */
-static clnz_nonzero_options mask_options(const clnz_nonzero_options *o)
-{
-    clnz_nonzero_options m = *o;
-    m.pred = clnz_pred_nonzero();
-    return m;
-}
-
 clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *in,
                                           cl_mem in_buf, size_t in_offset,
-                                          clnz_channel_rule rule,
+                                          const clnz_predicate *pred, clnz_channel_rule rule,
                                           const clnz_nonzero_options *opts, cl_mem out_buf,
                                           size_t out_offset, uint64_t capacity,
                                           cl_mem count_buf, size_t count_offset,
@@ -173,26 +160,27 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
+    tensor_info t;
     channel_plan c;
     int64_t base;
     cl_mem mask = NULL;
     cl_event done = NULL;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = channel_plan_make(ctx, in, o, rule, &c);
+        st = tensor_check(ctx, in, &t);
+    if (!st)
+        st = channel_plan_make(ctx, &t, pred, o, rule, &c);
     if (!st)
         st = tensor_base(ctx, &c.t, in_buf, in_offset, &base);
     if (!st)
-        st = mask_buffer(ctx, c.pixels.n, &mask);
+        st = pixel_mask_buffer(ctx, c.pixels.n, &mask);
     if (!st)
         st = channel_mask_enqueue(ctx, &c, in_buf, base, rule, mask, num_events, wait_list,
                                   &done);
-    if (!st) {
-        clnz_nonzero_options m = mask_options(o);
-        st = clnz_nonzero_enqueue(ctx, &c.mask, mask, 0, &m, out_buf, out_offset, capacity,
+    if (!st) /* the predicate is applied: nonzero over the pixel bytes */
+        st = clnz_nonzero_enqueue(ctx, &c.mask, mask, 0, NULL, o, out_buf, out_offset, capacity,
                                   count_buf, count_offset, done ? 1 : 0, done ? &done : NULL,
                                   out_event);
-    }
     if (done)
         clReleaseEvent(done);
     if (mask) /* freed by OpenCL once the commands using it are done */
@@ -200,9 +188,8 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
     return st;
 }
 
-/* The pixel mask into host memory, after `done`. */
-static clnz_status read_mask(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl_event done,
-                             unsigned char *dst)
+clnz_status pixel_mask_read(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl_event done,
+                            unsigned char *dst)
 {
     if (!pixels)
         return CLNZ_SUCCESS;
@@ -211,23 +198,23 @@ static clnz_status read_mask(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl
     return CL_CHECK(ctx, e, "clEnqueueReadBuffer(pixel mask)");
 }
 
-clnz_status channels_mask_host(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                               clnz_channel_rule rule, const clnz_nonzero_options *o,
-                               unsigned char *dst)
+clnz_status channels_mask_direct(clnz_context *ctx, const tensor_info *t, const void *data,
+                                 const clnz_predicate *pred, clnz_channel_rule rule,
+                                 unsigned char *dst)
 {
     channel_plan c;
     cl_mem inb = NULL, mask = NULL;
     cl_event done = NULL;
     int64_t base;
-    clnz_status st = channel_plan_make(ctx, in, o, rule, &c);
+    clnz_status st = channel_plan_make(ctx, t, pred, NULL, rule, &c);
     if (!st)
         st = upload(ctx, &c.t, data, &inb, &base);
     if (!st)
-        st = mask_buffer(ctx, c.pixels.n, &mask);
+        st = pixel_mask_buffer(ctx, c.pixels.n, &mask);
     if (!st)
         st = channel_mask_enqueue(ctx, &c, inb, base, rule, mask, 0, NULL, &done);
     if (!st)
-        st = read_mask(ctx, mask, c.pixels.n, done, dst);
+        st = pixel_mask_read(ctx, mask, c.pixels.n, done, dst);
     if (done)
         clReleaseEvent(done);
     if (mask)
@@ -237,12 +224,36 @@ clnz_status channels_mask_host(clnz_context *ctx, const clnz_tensor *in, const v
     return st;
 }
 
+typedef struct {
+    const clnz_predicate *pred;
+    clnz_channel_rule rule;
+    unsigned char *mask; /* the whole pixel mask, C order */
+    int rank;            /* of the pixels: the input's rank - 1 */
+    const int64_t *shape;
+    unsigned char *part; /* one slice's pixel bytes */
+} channel_slices;
+
+/* A slice keeps its pixels' channels whole (keep_last): its pixel bytes
+ * land at their place in the whole mask. */
+static clnz_status channel_slice(clnz_context *ctx, void *user, const view *s, const box *at)
+{
+    channel_slices *c = user;
+    clnz_tensor t = view_tensor(&s[0]);
+    tensor_info ti;
+    clnz_status st = tensor_check(ctx, &t, &ti);
+    if (!st)
+        st = channels_mask_direct(ctx, &ti, s[0].data, c->pred, c->rule, c->part);
+    if (!st)
+        scatter_block((char *)c->mask, c->rank, c->shape, at, (const char *)c->part, 1);
+    return st;
+}
+
 /* The pixel mask on the host (from one upload, or slice by slice when the
- * input exceeds one allocation: chunked_items.c), then nonzero over it,
- * which slices its own way if need be. */
+ * input exceeds one allocation), then nonzero over it, which slices its
+ * own way if need be. */
 clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, const void *data,
-                                  clnz_channel_rule rule, const clnz_nonzero_options *opts,
-                                  clnz_result *res)
+                                  const clnz_predicate *pred, clnz_channel_rule rule,
+                                  const clnz_nonzero_options *opts, clnz_result *res)
 {
     CTX_HOLD(ctx);
     if (!ctx)
@@ -252,238 +263,31 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
         return st;
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
+    tensor_info t;
+    view v;
+    int fits;
     channel_plan c;
-    st = channel_plan_make(ctx, in, o, rule, &c);
+    st = host_view(ctx, in, data, &t, &v, &fits);
+    if (!st)
+        st = channel_plan_make(ctx, &t, pred, o, rule, &c);
     if (st)
         return st;
     if (c.pixels.n > SIZE_MAX)
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the pixel mask does not fit the address space");
     unsigned char *host = malloc(c.pixels.n ? (size_t)c.pixels.n : 1);
-    if (!host)
-        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
-    st = channels_mask_sliced(ctx, in, data, rule, o, host);
-    if (!st) {
-        clnz_nonzero_options m = mask_options(o);
-        st = clnz_nonzero(ctx, &c.mask, host, &m, res);
+    unsigned char *part = fits ? NULL : malloc(c.pixels.n ? (size_t)c.pixels.n : 1);
+    if (!host || (!fits && !part))
+        st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
+    else if (fits)
+        st = channels_mask_direct(ctx, &t, data, pred, rule, host);
+    else {
+        channel_slices cs = {pred, rule, host, t.rank - 1, t.shape, part};
+        slicing s = {&v, 1, ctx->max_alloc, 0, 1};
+        st = slices_each(ctx, &s, channel_slice, &cs);
     }
+    if (!st) /* the predicate is applied: nonzero over the pixel bytes */
+        st = clnz_nonzero(ctx, &c.mask, host, NULL, o, res);
     free(host);
-    return st;
-}
-
-/* ---- OpenCL images ---- */
-
-/* An image's pixel mask brought home, and nonzero over it on the host's copy
- * (clnz_image2d_nonzero's second half). */
-static clnz_status mask_to_result(clnz_context *ctx, const clnz_tensor *mask_t, cl_mem mask,
-                                  uint64_t pixels, cl_event done,
-                                  const clnz_nonzero_options *o, clnz_result *res)
-{
-    unsigned char *host = malloc(pixels ? (size_t)pixels : 1);
-    if (!host)
-        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
-    clnz_status st = read_mask(ctx, mask, pixels, done, host);
-    if (!st) {
-        clnz_nonzero_options m = mask_options(o);
-        st = clnz_nonzero(ctx, mask_t, host, &m, res);
-    }
-    free(host);
-    return st;
-}
-
-
-typedef struct {
-    int channels, read; /* read: 0 read_imageui, 1 read_imagei, 2 read_imagef */
-    clnz_dtype dtype;   /* what the kernel tests: u32, i32 or f32 */
-    int unorm_scale;    /* UNORM types: the largest stored integer */
-    size_t origin[2], region[2];
-} image_plan;
-
-static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t *origin,
-                                   const size_t *region, image_plan *p)
-{
-    if (!image)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "image is NULL");
-    cl_bool support = CL_FALSE;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_IMAGE_SUPPORT, sizeof support, &support, NULL);
-    if (!support)
-        return ctx_fail(ctx, CL_INVALID_OPERATION, "the device has no image support");
-    cl_mem_object_type type = 0;
-    cl_image_format fmt;
-    size_t w = 0, h = 0;
-    cl_int e = clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL);
-    if (!e && type != CL_MEM_OBJECT_IMAGE2D)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "the image is not an image2d");
-    if (!e)
-        e = clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof fmt, &fmt, NULL);
-    if (!e)
-        e = clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof w, &w, NULL);
-    if (!e)
-        e = clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof h, &h, NULL);
-    if (e)
-        return CL_CHECK(ctx, e, "clGetImageInfo");
-    switch (fmt.image_channel_order) {
-    case CL_R: case CL_INTENSITY: case CL_LUMINANCE: p->channels = 1; break;
-    case CL_RG: p->channels = 2; break;
-    case CL_RGBA: case CL_BGRA: case CL_ARGB: p->channels = 4; break;
-    default:
-        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE,
-                        "image channel order 0x%x is not supported (R, RG, RGBA, BGRA, ARGB, "
-                        "INTENSITY, LUMINANCE are)",
-                        (unsigned)fmt.image_channel_order);
-    }
-    p->unorm_scale = 0;
-    switch (fmt.image_channel_data_type) {
-    case CL_UNSIGNED_INT8: case CL_UNSIGNED_INT16: case CL_UNSIGNED_INT32:
-        p->read = 0, p->dtype = CLNZ_U32; break;
-    case CL_SIGNED_INT8: case CL_SIGNED_INT16: case CL_SIGNED_INT32:
-        p->read = 1, p->dtype = CLNZ_I32; break;
-    case CL_UNORM_INT8: p->read = 2, p->dtype = CLNZ_U32, p->unorm_scale = 255; break;
-    case CL_UNORM_INT16: p->read = 2, p->dtype = CLNZ_U32, p->unorm_scale = 65535; break;
-    case CL_HALF_FLOAT: case CL_FLOAT: p->read = 2, p->dtype = CLNZ_F32; break;
-    default:
-        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE,
-                        "image channel type 0x%x is not supported ((UN)SIGNED_INT8/16/32, "
-                        "UNORM_INT8/16, HALF_FLOAT, FLOAT are)",
-                        (unsigned)fmt.image_channel_data_type);
-    }
-    p->origin[0] = origin ? origin[0] : 0, p->origin[1] = origin ? origin[1] : 0;
-    p->region[0] = region ? region[0] : w - p->origin[0];
-    p->region[1] = region ? region[1] : h - p->origin[1];
-    if (p->origin[0] > w || p->origin[1] > h || p->region[0] > w - p->origin[0] ||
-        p->region[1] > h - p->origin[1])
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "the region (%zu, %zu) + (%zu, %zu) is outside the %zu x %zu image",
-                        p->origin[0], p->origin[1], p->region[0], p->region[1], w, h);
-    return CLNZ_SUCCESS;
-}
-
-static clnz_status image_mask_enqueue(clnz_context *ctx, const image_plan *p, cl_mem image,
-                                      const clnz_predicate *pred, clnz_channel_rule rule,
-                                      cl_mem mask, cl_uint n_wait, const cl_event *wait,
-                                      cl_event *done)
-{
-    pred_keys keys;
-    clnz_status st = pred_to_keys(ctx, p->dtype, pred, &keys);
-    if (st)
-        return st;
-    char opts[160], base_opts[80];
-    element_options(base_opts, sizeof base_opts, p->dtype, 1, keys.nonzero);
-    snprintf(opts, sizeof opts, "%s -DIMAGE_READ=%d -DUNORM_SCALE=%d", base_opts, p->read,
-             p->unorm_scale);
-    cl_kernel k;
-    size_t local;
-    st = program_kernel(ctx, "image", "image_mask", opts, &k);
-    if (!st)
-        st = small_local(ctx, k, &local);
-    if (st)
-        return st;
-    chain ch;
-    chain_begin(&ch, ctx, n_wait, wait);
-    cl_int x0 = (cl_int)p->origin[0], y0 = (cl_int)p->origin[1];
-    cl_int w = (cl_int)p->region[0], h = (cl_int)p->region[1], channels = p->channels;
-    cl_int all = rule == CLNZ_CHANNELS_ALL;
-    karg args[] = {KARG(image),   KARG(x0),     KARG(y0),         KARG(w),
-                   KARG(h),       KARG(channels), KARG(keys.lo),  KARG(keys.hi),
-                   KARG(keys.invert), KARG(all), KARG(mask)};
-    st = set_args(ctx, k, "image_mask", args, 11);
-    uint64_t pixels = (uint64_t)w * (uint64_t)h;
-    if (!st && pixels)
-        st = chain_launch(&ch, k, "image_mask", (size_t)((pixels + local - 1) / local * local),
-                          local);
-    *done = NULL;
-    return chain_end(&ch, st, done);
-}
-
-/* Checks everything before any work: the image, the rule, and the options
- * against the region's (height, width) mask. */
-static clnz_status image_start(clnz_context *ctx, cl_mem image, const size_t *origin,
-                               const size_t *region, clnz_channel_rule rule,
-                               const clnz_nonzero_options *o, image_plan *p, int64_t *shape,
-                               clnz_tensor *mask_t)
-{
-    clnz_status st = image_plan_make(ctx, image, origin, region, p);
-    if (st)
-        return st;
-    if ((unsigned)rule > CLNZ_CHANNELS_ALL)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown channel rule %d", (int)rule);
-    shape[0] = (int64_t)p->region[1], shape[1] = (int64_t)p->region[0];
-    *mask_t = (clnz_tensor){CLNZ_U8, 2, shape, NULL};
-    tensor_info mi;
-    int width;
-    pred_keys keys;
-    st = tensor_check(ctx, mask_t, &mi);
-    if (!st)
-        st = nz_check_options(ctx, &mi, o, &width);
-    return st ? st : pred_to_keys(ctx, p->dtype, &o->pred, &keys);
-}
-
-clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const size_t *origin,
-                                         const size_t *region, clnz_channel_rule rule,
-                                         const clnz_nonzero_options *opts, cl_mem out_buf,
-                                         size_t out_offset, uint64_t capacity, cl_mem count_buf,
-                                         size_t count_offset, cl_uint num_events,
-                                         const cl_event *wait_list, cl_event *out_event)
-{
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
-    clnz_nonzero_options defaults;
-    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
-    image_plan p;
-    int64_t shape[2];
-    clnz_tensor mask_t;
-    cl_mem mask = NULL;
-    cl_event done = NULL;
-    clnz_status st = events_check(ctx, num_events, wait_list);
-    if (!st)
-        st = image_start(ctx, image, origin, region, rule, o, &p, shape, &mask_t);
-    if (!st)
-        st = mask_buffer(ctx, (uint64_t)shape[0] * (uint64_t)shape[1], &mask);
-    if (!st)
-        st = image_mask_enqueue(ctx, &p, image, &o->pred, rule, mask, num_events, wait_list,
-                                &done);
-    if (!st) {
-        clnz_nonzero_options m = mask_options(o);
-        st = clnz_nonzero_enqueue(ctx, &mask_t, mask, 0, &m, out_buf, out_offset, capacity,
-                                  count_buf, count_offset, done ? 1 : 0, done ? &done : NULL,
-                                  out_event);
-    }
-    if (done)
-        clReleaseEvent(done);
-    if (mask)
-        clReleaseMemObject(mask);
-    return st;
-}
-
-clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *origin,
-                                 const size_t *region, clnz_channel_rule rule,
-                                 const clnz_nonzero_options *opts, clnz_result *res)
-{
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    clnz_status st = nz_result_start(ctx, res);
-    if (st)
-        return st;
-    clnz_nonzero_options defaults;
-    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
-    image_plan p;
-    int64_t shape[2];
-    clnz_tensor mask_t;
-    cl_mem mask = NULL;
-    cl_event done = NULL;
-    st = image_start(ctx, image, origin, region, rule, o, &p, shape, &mask_t);
-    uint64_t pixels = st ? 0 : (uint64_t)shape[0] * (uint64_t)shape[1];
-    if (!st)
-        st = mask_buffer(ctx, pixels, &mask);
-    if (!st)
-        st = image_mask_enqueue(ctx, &p, image, &o->pred, rule, mask, 0, NULL, &done);
-    if (!st)
-        st = mask_to_result(ctx, &mask_t, mask, pixels, done, o, res);
-    if (done)
-        clReleaseEvent(done);
-    if (mask)
-        clReleaseMemObject(mask);
+    free(part);
     return st;
 }

@@ -1,22 +1,12 @@
 /* select.c: x[mask], the values of x where a predicate holds on a mask of
- * x's shape (or on x itself), device-resident and blocking. The counting
- * pass and the scan are nonzero's (nz_stages.c); the writing pass is
- * select.cl's sel_write, which copies values instead of coordinates. */
+ * x's shape (or on x itself), in C order: device-resident and blocking.
+ * The job is nonzero's with values for entries (strategy/strategy.h). */
 #include "ops/ops.h"
-#include "core/context.h"
-#include "core/error.h"
 #include "core/transfer.h"
+#include "slices/slices.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void clnz_array_free(clnz_array *a)
-{
-    if (!a)
-        return;
-    free(a->data);
-    a->data = NULL;
-}
 
 /* The mask must have x's shape exactly: select does not broadcast (numpy's
  * x[mask] does not either). */
@@ -34,17 +24,18 @@ clnz_status select_same_shape(clnz_context *ctx, const tensor_info *x, const ten
                     xs);
 }
 
-/* Checks x and the mask and plans on the mask (x when there is none). */
-static clnz_status select_plan(clnz_context *ctx, const clnz_tensor *x, const clnz_tensor *mask,
-                               const clnz_predicate *pred, tensor_info *xi, nz_plan *p)
+/* x and the mask (x itself when there is none) checked; *m is what the
+ * predicate reads. */
+static clnz_status select_inputs(clnz_context *ctx, const clnz_tensor *x, const clnz_tensor *mask,
+                                 tensor_info *xi, tensor_info *mi)
 {
-    clnz_predicate nonzero = clnz_pred_nonzero();
     clnz_status st = tensor_check(ctx, x, xi);
-    if (!st)
-        st = nz_plan_make(ctx, mask ? mask : x, pred ? pred : &nonzero, xi->elem, p);
-    if (!st && mask)
-        st = select_same_shape(ctx, xi, &p->t);
-    return st;
+    if (st || !mask) {
+        *mi = *xi;
+        return st;
+    }
+    st = tensor_check(ctx, mask, mi);
+    return st ? st : select_same_shape(ctx, xi, mi);
 }
 
 clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
@@ -58,103 +49,130 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
-    tensor_info xi;
-    nz_plan p;
-    sel_values v = {x_buf, 0, NULL, 0};
-    int64_t mbase = 0;
-    cl_mem mmeta = NULL;
     if (!mask)
         mask_buf = x_buf, mask_offset = x_offset;
+    tensor_info xi, mi;
+    nz_job job = {0};
+    int64_t x_base;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = select_plan(ctx, x, mask, pred, &xi, &p);
-    if (st)
-        return st;
-    if (capacity > UINT64_MAX / 8)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "capacity is absurd");
-    if (capacity > 0)
-        st = buffer_check(ctx, out_buf, "output", out_offset, capacity, xi.elem);
-    else if (out_offset % xi.elem)
-        st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "output offset is misaligned");
+        st = select_inputs(ctx, x, mask, &xi, &mi);
+    if (!st)
+        st = job_init(ctx, &job, &mi, pred);
+    if (!st)
+        st = output_check(ctx, out_buf, out_offset, capacity, 1, xi.elem);
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
     if (!st)
-        st = tensor_base(ctx, &xi, x_buf, x_offset, &v.base);
+        st = job_bind(ctx, &job, mask_buf, mask_offset);
     if (!st)
-        st = tensor_base(ctx, &p.t, mask_buf, mask_offset, &mbase);
+        st = tensor_base(ctx, &xi, x_buf, x_offset, &x_base);
     if (!st)
-        st = tensor_meta_buffer(ctx, &xi, &v.meta);
-    if (!st)
-        st = tensor_meta_buffer(ctx, &p.t, &mmeta);
-    if (st)
-        goto done;
-    v.contiguous = xi.contiguous;
-    chain ch;
-    chain_begin(&ch, ctx, num_events, wait_list);
-    uint64_t count_off = count_offset / sizeof(cl_ulong), out_off = out_offset / xi.elem;
-    if (p.tiles == 1) { /* one tile: one launch counts and writes */
-        st = sel_enqueue_write(&ch, &p, mask_buf, mbase, mmeta, &v,
-                               capacity ? out_buf : ctx->scratch, out_off, capacity, count_buf,
-                               count_off, 1);
-    } else {
-        st = nz_enqueue_count(&ch, &p, mask_buf, mbase, mmeta, count_buf, count_off);
-        if (!st)
-            st = sel_enqueue_write(&ch, &p, mask_buf, mbase, mmeta, &v, out_buf, out_off,
-                                   capacity, ctx->scratch, 0, 0);
+        st = job_bind_values(ctx, &job, &xi, x_buf, x_base);
+    if (!st) {
+        job.out = out_buf;
+        job.out_off = out_offset / xi.elem;
+        job.capacity = capacity;
+        job.count = count_buf;
+        job.count_off = count_offset / sizeof(cl_ulong);
+        chain ch;
+        chain_begin(&ch, ctx, num_events, wait_list);
+        st = job_run(&ch, &job);
+        st = chain_end(&ch, st, out_event);
     }
-    st = chain_end(&ch, st, out_event);
-done:
-    if (v.meta)
-        clReleaseMemObject(v.meta);
-    if (mmeta)
-        clReleaseMemObject(mmeta);
+    job_release(&job);
     return st;
 }
 
-clnz_status select_direct(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
-                          const clnz_tensor *mask, const void *mask_data,
-                          const clnz_predicate *pred, clnz_array *out)
+/* has_mask 0: the predicate reads x itself. */
+static clnz_status select_direct(clnz_context *ctx, const tensor_info *xi, const void *x_data,
+                                 const tensor_info *mi, const void *mask_data, int has_mask,
+                                 const clnz_predicate *pred, clnz_array *out)
 {
-    clnz_predicate nonzero = clnz_pred_nonzero();
-    tensor_info xi;
-    sel_values v = {NULL, 0, NULL, 0};
-    cl_mem outb = NULL;
+    host_job h;
     void *host = NULL;
-    host_run r; /* the counting half runs on the mask (x when there is none) */
-    clnz_status st = tensor_check(ctx, x, &xi);
+    uint64_t z = 0;
+    clnz_status st = job_init(ctx, &h.job, mi, pred);
     if (st)
         return st;
-    TRY(host_run_begin(ctx, mask ? mask : x, mask ? mask_data : x_data, pred ? pred : &nonzero,
-                       xi.elem, &r));
-    if (mask) {
-        TRY(select_same_shape(ctx, &xi, &r.p.t));
-        TRY(upload(ctx, &xi, x_data, &v.buf, &v.base));
-        TRY(tensor_meta_buffer(ctx, &xi, &v.meta));
-        v.contiguous = xi.contiguous;
-    } else {
-        v = (sel_values){r.inb, r.base, r.meta, r.p.t.contiguous};
+    st = host_job_begin(ctx, &h, has_mask ? mask_data : x_data);
+    if (!st && has_mask)
+        st = host_job_values(&h, xi, x_data);
+    else if (!st) /* the values are the input itself */
+        st = job_bind_values(ctx, &h.job, xi, h.inb, h.job.base);
+    if (!st)
+        st = host_job_entries(&h, UINT64_MAX, xi->elem, 0, 0, &host, &z);
+    if (!st) {
+        out->data = host;
+        host = NULL;
+        out->dtype = xi->dtype;
+        out->rank = 1;
+        out->shape[0] = (int64_t)z;
     }
-    TRY(host_run_counted(&r));
-    size_t bytes = (size_t)r.z * xi.elem;
-    TRY(result_alloc(ctx, bytes, &host, &outb));
-    if (bytes) {
-        TRY(sel_enqueue_write(&r.ch, &r.p, r.inb, r.base, r.meta, &v, outb, 0, r.z,
-                              ctx->scratch, 0, 0));
-        TRY(fetch_result(&r.ch, outb, bytes, host, ctx->is_cpu));
-    }
-    out->data = host;
-    host = NULL;
-    out->dtype = xi.dtype;
-    out->rank = 1;
-    out->shape[0] = (int64_t)r.z;
-done:
-    st = host_run_end(&r, st);
-    if (mask && v.buf)
-        clReleaseMemObject(v.buf);
-    if (mask && v.meta)
-        clReleaseMemObject(v.meta);
-    if (outb)
-        clReleaseMemObject(outb);
+    st = host_job_end(&h, st); /* waits for the device before host memory goes */
     free(host);
     return st;
+}
+
+/* Past one allocation: the selected positions (sliced_rows, on the mask),
+ * then x's values there, read from host memory. */
+static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *mv,
+                                 const clnz_predicate *pred, clnz_array *out)
+{
+    accum rows = {0};
+    clnz_status st = sliced_rows(ctx, mv, pred, ctx->max_alloc, &rows);
+    int rank = xv->rank;
+    size_t z = rank ? rows.used / sizeof(int64_t) / (size_t)rank : 0;
+    char *values = st ? NULL : malloc(z ? z * xv->elem : 1);
+    if (!st && !values)
+        st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+    const int64_t *row = (const int64_t *)rows.data;
+    for (size_t k = 0; !st && k < z; ++k, row += rank) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; ++d)
+            off += row[d] * xv->strides[d];
+        memcpy(values + k * xv->elem, xv->data + off * (int64_t)xv->elem, xv->elem);
+    }
+    free(rows.data);
+    if (st) {
+        free(values);
+        return st;
+    }
+    out->data = values;
+    out->dtype = xv->dtype;
+    out->rank = 1;
+    out->shape[0] = (int64_t)z;
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
+                        const clnz_tensor *mask, const void *mask_data,
+                        const clnz_predicate *pred, clnz_array *out)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    if (!out)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
+    memset(out, 0, sizeof *out);
+    tensor_info xi, mi;
+    view xv, mv;
+    int fits, mask_fits = 1;
+    clnz_status st = host_view(ctx, x, x_data, &xi, &xv, &fits);
+    if (!st && mask)
+        st = host_view(ctx, mask, mask_data, &mi, &mv, &mask_fits);
+    if (!st && mask)
+        st = select_same_shape(ctx, &xi, &mi);
+    if (st)
+        return st;
+    if (!mask)
+        mi = xi, mv = xv;
+    if (fits && mask_fits) {
+        st = select_direct(ctx, &xi, x_data, &mi, mask_data, mask != NULL, pred, out);
+        if (st != CLNZ_ERROR_TOO_LARGE) /* else the values did not fit: slices */
+            return st;
+        ctx_clear_message(ctx);
+    }
+    return select_sliced(ctx, &xv, &mv, pred, out);
 }

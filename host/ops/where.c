@@ -2,22 +2,19 @@
  * device-resident and blocking (kernels/where.cl). Shapes and dtypes are
  * settled here, before any work; a scalar travels as a one-value buffer. */
 #include "ops/ops.h"
-#include "core/context.h"
-#include "core/error.h"
+#include "core/dtype.h"
 #include "core/program.h"
-#include "core/predicate.h"
 #include "core/transfer.h"
-#include "tune/tune.h"
+#include "slices/slices.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Must match where.cl. */
-#define MODE_STRIDED 0
-#define MODE_CONTIGUOUS 1
-#define MODE_SCALAR 2
+#define MODE_STRIDED ABI_MODE_STRIDED
+#define MODE_CONTIGUOUS ABI_MODE_CONTIGUOUS
+#define MODE_SCALAR ABI_MODE_SCALAR
 
 clnz_operand clnz_operand_array(const clnz_tensor *t)
 {
@@ -27,30 +24,17 @@ clnz_operand clnz_operand_array(const clnz_tensor *t)
     return o;
 }
 
-clnz_operand clnz_operand_int(int64_t v)
+static clnz_operand operand_scalar(clnz_scalar v)
 {
     clnz_operand o;
     memset(&o, 0, sizeof o);
-    o.kind = CLNZ_VALUE_INT;
-    o.value.i = v;
+    o.value = v;
     return o;
 }
 
-clnz_operand clnz_operand_uint(uint64_t v)
-{
-    clnz_operand o = clnz_operand_int(0);
-    o.kind = CLNZ_VALUE_UINT;
-    o.value.u = v;
-    return o;
-}
-
-clnz_operand clnz_operand_float(double v)
-{
-    clnz_operand o = clnz_operand_int(0);
-    o.kind = CLNZ_VALUE_FLOAT;
-    o.value.f = v;
-    return o;
-}
+clnz_operand clnz_operand_int(int64_t v) { return operand_scalar(clnz_scalar_int(v)); }
+clnz_operand clnz_operand_uint(uint64_t v) { return operand_scalar(clnz_scalar_uint(v)); }
+clnz_operand clnz_operand_float(double v) { return operand_scalar(clnz_scalar_float(v)); }
 
 /* Everything the kernel needs, settled before any work. */
 typedef struct {
@@ -96,10 +80,10 @@ static clnz_status broadcast(clnz_context *ctx, int *rank, int64_t *shape, const
 static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dtype dtype,
                                const char *name, uint64_t *bits)
 {
-    double f = o->kind == CLNZ_VALUE_FLOAT ? o->value.f
-               : o->kind == CLNZ_VALUE_UINT ? (double)o->value.u
+    double f = o->value.kind == CLNZ_VALUE_FLOAT ? o->value.f
+               : o->value.kind == CLNZ_VALUE_UINT ? (double)o->value.u
                                             : (double)o->value.i;
-    if (dtype == CLNZ_F16 || dtype == CLNZ_F32 || dtype == CLNZ_F64) {
+    if (dtype_is_float(dtype)) {
         if (dtype == CLNZ_F16) {
             *bits = clnz_double_to_half(f);
         } else if (dtype == CLNZ_F32) {
@@ -113,35 +97,33 @@ static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dt
         return CLNZ_SUCCESS;
     }
     /* integers and bool: the exact value must be in the dtype's range */
-    static const int64_t lo[] = {0, 0, INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0, INT64_MIN};
-    static const uint64_t hi[] = {1, UINT8_MAX, INT8_MAX, UINT16_MAX, INT16_MAX,
-                                  UINT32_MAX, INT32_MAX, UINT64_MAX, INT64_MAX};
+    const dtype_info *range = dtype_of(dtype);
     int neg;
     uint64_t mag;
-    if (o->kind == CLNZ_VALUE_FLOAT) {
+    if (o->value.kind == CLNZ_VALUE_FLOAT) {
         if (!isfinite(f) || f != floor(f) || f <= -0x1p63 || f >= 0x1p64)
             goto no_fit;
         neg = f < 0;
         mag = neg ? (uint64_t)(-f) : (uint64_t)f;
-    } else if (o->kind == CLNZ_VALUE_UINT) {
+    } else if (o->value.kind == CLNZ_VALUE_UINT) {
         neg = 0, mag = o->value.u;
     } else {
         neg = o->value.i < 0;
         mag = neg ? (uint64_t)0 - (uint64_t)o->value.i : (uint64_t)o->value.i;
     }
-    if (neg ? mag > (uint64_t)0 - (uint64_t)lo[dtype] : mag > hi[dtype])
+    if (neg ? mag > (uint64_t)0 - (uint64_t)range->min : mag > range->max)
         goto no_fit;
     *bits = neg ? (uint64_t)0 - mag : mag;
     return CLNZ_SUCCESS;
 no_fit:
-    if (o->kind == CLNZ_VALUE_FLOAT)
+    if (o->value.kind == CLNZ_VALUE_FLOAT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
                         "%s = %.17g does not fit %s, the result's dtype (the array's)", name, f,
                         clnz_dtype_name(dtype));
     return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
                     "%s = %s%llu does not fit %s, the result's dtype (the array's)", name,
-                    o->kind == CLNZ_VALUE_INT && o->value.i < 0 ? "-" : "",
-                    (unsigned long long)(o->kind == CLNZ_VALUE_UINT ? o->value.u
+                    o->value.kind == CLNZ_VALUE_INT && o->value.i < 0 ? "-" : "",
+                    (unsigned long long)(o->value.kind == CLNZ_VALUE_UINT ? o->value.u
                                          : o->value.i < 0 ? (uint64_t)0 - (uint64_t)o->value.i
                                                           : (uint64_t)o->value.i),
                     clnz_dtype_name(dtype));
@@ -190,9 +172,24 @@ static clnz_status where_plan_make(clnz_context *ctx, const clnz_tensor *cond,
         st = broadcast(ctx, &w->rank, w->shape, &w->y, "y", x->array ? "cond and x" : "cond");
     if (st)
         return st;
+    /* the broadcast shape can hold more than any operand: every product
+     * checked (three 4 MiB operands reach (2^22)^3) */
     w->n = 1;
-    for (int d = 0; d < w->rank; ++d)
-        w->n *= (uint64_t)w->shape[d];
+    for (int d = 0; d < w->rank; ++d) {
+        uint64_t e = (uint64_t)w->shape[d];
+        if (e && w->n > (UINT64_C(1) << 62) / e) {
+            for (int k = d + 1; k < w->rank; ++k)
+                if (w->shape[k] == 0) /* an empty result is fine whatever the rest */
+                    e = 0;
+            if (e) {
+                char rs[300];
+                shape_text(w->rank, w->shape, rs, sizeof rs);
+                return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                                "the broadcast shape %s holds more than 2^62 elements", rs);
+            }
+        }
+        w->n *= e;
+    }
     /* the result's dtype */
     const clnz_operand *ops[2] = {x, y};
     if (x->array && y->array && w->x.dtype != w->y.dtype)
@@ -204,7 +201,7 @@ static clnz_status where_plan_make(clnz_context *ctx, const clnz_tensor *cond,
     else if (y->array)
         w->dtype = w->y.dtype;
     else
-        w->dtype = (x->kind == CLNZ_VALUE_FLOAT || y->kind == CLNZ_VALUE_FLOAT) ? CLNZ_F64
+        w->dtype = (x->value.kind == CLNZ_VALUE_FLOAT || y->value.kind == CLNZ_VALUE_FLOAT) ? CLNZ_F64
                                                                                 : CLNZ_I64;
     for (int k = 0; k < 2; ++k)
         if (!ops[k]->array) {
@@ -284,7 +281,7 @@ static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in
     if (st)
         return st;
     char opts[128];
-    size_t items = plan_items(ctx, CLNZ_KERNEL_MASK);
+    size_t items = plan_items(ctx, TUNE_MASK);
     element_options(opts, sizeof opts, w->cond.dtype, items, w->keys.nonzero);
     size_t len = strlen(opts);
     snprintf(opts + len, sizeof opts - len, " -DVALUE_BYTES=%zu", vb);
@@ -292,7 +289,7 @@ static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in
     launch_cfg cfg;
     st = program_kernel(ctx, "where", "where_write", opts, &k);
     if (!st)
-        st = plan_launch(ctx, CLNZ_KERNEL_MASK, &k, 1, items, 0, &cfg);
+        st = plan_launch(ctx, TUNE_MASK, &k, 1, items, 0, &cfg);
     if (!st) {
         cl_long cb = in->base[0], xb = in->base[1], yb = in->base[2];
         cl_int cm = w->mode[0], xm = w->mode[1], ym = w->mode[2], rank = r;
@@ -405,4 +402,110 @@ done:
     free(host);
     free(w);
     return st;
+}
+
+typedef struct {
+    const clnz_predicate *pred;
+    const clnz_operand *x, *y;
+    char *out; /* the result, C order */
+    int rank;
+    const int64_t *shape;
+    size_t vb;
+} where_slices;
+
+/* One slice of the result from the same slice of each operand array. */
+static clnz_status where_slice(clnz_context *ctx, void *user, const view *s, const box *at)
+{
+    where_slices *w = user;
+    clnz_tensor ts[3];
+    int n = 1 + (w->x->array != NULL) + (w->y->array != NULL);
+    for (int i = 0; i < n; ++i)
+        ts[i] = view_tensor(&s[i]);
+    clnz_operand xo = *w->x, yo = *w->y;
+    int i = 1;
+    if (w->x->array)
+        xo.array = &ts[i++];
+    if (w->y->array)
+        yo.array = &ts[i];
+    clnz_array a;
+    clnz_status st = where_direct(ctx, &ts[0], s[0].data, w->pred, &xo,
+                                  w->x->array ? s[1].data : NULL, &yo,
+                                  w->y->array ? s[i].data : NULL, &a);
+    if (st)
+        return st;
+    scatter_block(w->out, w->rank, w->shape, at, a.data, w->vb);
+    clnz_array_free(&a);
+    return CLNZ_SUCCESS;
+}
+
+/* An operand seen with the result's shape: its dimensions aligned from the
+ * right, stretched ones with stride 0. */
+static void view_broadcast(const tensor_info *t, const void *data, int rank, const int64_t *shape,
+                           view *v)
+{
+    view_make(t, data, v);
+    v->rank = rank;
+    for (int e = 0; e < rank; ++e) {
+        int j = e - (rank - t->rank);
+        v->shape[e] = shape[e];
+        v->strides[e] = j < 0 || t->shape[j] != shape[e] ? 0 : t->strides[j];
+    }
+}
+
+clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
+                       const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
+                       const clnz_operand *y, const void *y_data, clnz_array *out)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    if (!out)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
+    memset(out, 0, sizeof *out);
+    clnz_dtype dt;
+    int rank;
+    int64_t shape[CLNZ_MAX_RANK];
+    clnz_status st = clnz_where_result(ctx, cond, x, y, &dt, &rank, shape);
+    if (st)
+        return st;
+    const clnz_tensor *arrays[3] = {cond, x->array, y->array};
+    const void *datas[3] = {cond_data, x_data, y_data};
+    view views[3];
+    int n_views = 0, fits = 1;
+    uint64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+        n *= (uint64_t)shape[d];
+    size_t vb = clnz_dtype_size(dt);
+    for (int i = 0; i < 3; ++i) {
+        tensor_info t;
+        view v;
+        int f;
+        if (!arrays[i])
+            continue;
+        st = host_view(ctx, arrays[i], datas[i], &t, &v, &f);
+        if (st)
+            return st;
+        fits &= f;
+        view_broadcast(&t, datas[i], rank, shape, &views[n_views++]);
+    }
+    if (fits && n <= ctx->max_alloc / vb)
+        return where_direct(ctx, cond, cond_data, pred, x, x_data, y, y_data, out);
+    char *host = alloc_result((size_t)(n * vb));
+    if (!host)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+    if (n) { /* (an empty result of operands too large to upload: nothing to cut) */
+        where_slices w = {pred, x, y, host, rank, shape, vb};
+        slicing s = {views, n_views, ctx->max_alloc, vb, 0};
+        st = slices_each(ctx, &s, where_slice, &w);
+    }
+    if (st) {
+        free(host);
+        return st;
+    }
+    out->data = host;
+    out->dtype = dt;
+    out->rank = rank;
+    memcpy(out->shape, shape, (size_t)rank * sizeof *shape);
+    return CLNZ_SUCCESS;
 }

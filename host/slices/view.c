@@ -1,4 +1,5 @@
-/* view.c: views of host arrays and where to cut them (see slices.h). */
+/* view.c: views of host arrays, and the one loop that cuts them into slices
+ * that fit one device allocation (see slices.h). */
 #include "slices/slices.h"
 
 #include <stdlib.h>
@@ -31,102 +32,6 @@ uint64_t view_span(const view *v)
     return (reach + 1) * v->elem;
 }
 
-void view_slice(const view *v, int d, const int64_t *lead, int64_t a, int64_t k, view *s)
-{
-    *s = *v;
-    int64_t off = a * v->strides[d];
-    for (int e = 0; e < d; ++e) {
-        off += lead[e] * v->strides[e];
-        s->shape[e] = 1;
-    }
-    s->shape[d] = k;
-    s->data = v->data + off * (int64_t)v->elem;
-}
-
-static int cut_fits(const cut *c, int d, int64_t k)
-{
-    const view *v0 = &c->views[0];
-    int64_t lead[CLNZ_MAX_RANK] = {0};
-    uint64_t elems = (uint64_t)k;
-    for (int e = d + 1; e < v0->rank; ++e)
-        elems *= (uint64_t)v0->shape[e];
-    if (c->out_per_elem && elems > c->budget / c->out_per_elem)
-        return 0;
-    for (int i = 0; i < c->n_views; ++i) {
-        view s;
-        view_slice(&c->views[i], d, lead, 0, k, &s);
-        if (view_span(&s) > c->budget)
-            return 0;
-    }
-    return 1;
-}
-
-clnz_status cut_plan(clnz_context *ctx, cut *c)
-{
-    const view *v0 = &c->views[0];
-    for (int d = 0; d < v0->rank - c->keep_last; ++d) {
-        if (!cut_fits(c, d, 1))
-            continue;
-        int64_t lo = 1, hi = v0->shape[d];
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo + 1) / 2;
-            if (cut_fits(c, d, mid))
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        c->d = d, c->k = lo;
-        return CLNZ_SUCCESS;
-    }
-    return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                    "no slice of the input fits the device's largest allocation (%llu bytes)",
-                    (unsigned long long)ctx->max_alloc);
-}
-
-void cut_first(const cut *c, cut_pos *p)
-{
-    memset(p, 0, sizeof *p);
-    p->k = c->k < c->views[0].shape[c->d] ? c->k : c->views[0].shape[c->d];
-}
-
-int cut_next(const cut *c, cut_pos *p)
-{
-    const int64_t *shape = c->views[0].shape;
-    p->a += p->k;
-    if (p->a >= shape[c->d]) {
-        p->a = 0;
-        int e = c->d - 1;
-        for (; e >= 0; --e) {
-            if (++p->lead[e] < shape[e])
-                break;
-            p->lead[e] = 0;
-        }
-        if (e < 0)
-            return 0;
-    }
-    p->k = shape[c->d] - p->a < c->k ? shape[c->d] - p->a : c->k;
-    return 1;
-}
-
-clnz_status accum_add(clnz_context *ctx, accum *acc, const void *src, size_t bytes)
-{
-    if (bytes == 0)
-        return CLNZ_SUCCESS;
-    if (bytes > acc->cap - acc->used) {
-        size_t cap = acc->cap ? acc->cap : 4096;
-        while (cap - acc->used < bytes)
-            cap *= 2;
-        char *p = realloc(acc->data, cap);
-        if (!p)
-            return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot grow the result to %zu bytes", cap);
-        acc->data = p, acc->cap = cap;
-    }
-    memcpy(acc->data + acc->used, src, bytes);
-    acc->used += bytes;
-    return CLNZ_SUCCESS;
-}
-
 clnz_status host_view(clnz_context *ctx, const clnz_tensor *in, const void *data,
                       tensor_info *t, view *v, int *fits)
 {
@@ -138,4 +43,190 @@ clnz_status host_view(clnz_context *ctx, const clnz_tensor *in, const void *data
     if (!*fits && !data)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "data is NULL");
     return CLNZ_SUCCESS;
+}
+
+/* The view restricted to a box. */
+static void view_box(const view *v, const box *b, view *s)
+{
+    *s = *v;
+    int64_t off = 0;
+    for (int d = 0; d < v->rank; ++d) {
+        off += b->origin[d] * v->strides[d];
+        s->shape[d] = b->shape[d];
+    }
+    s->data = v->data + off * (int64_t)v->elem;
+}
+
+/* ---- where to cut ---- */
+
+/* The dimensions in memory order of the first view: largest |stride|
+ * first (ties in logical order); with keep_last the last dimension stays
+ * last, never cut. */
+static void memory_order(const slicing *s, int *perm)
+{
+    const view *v = &s->views[0];
+    int n = 0;
+    for (int d = 0; d < v->rank - s->keep_last; ++d) {
+        int at = n++;
+        while (at > 0 && llabs(v->strides[perm[at - 1]]) < llabs(v->strides[d])) {
+            perm[at] = perm[at - 1];
+            --at;
+        }
+        perm[at] = d;
+    }
+    if (s->keep_last)
+        perm[n] = v->rank - 1;
+}
+
+/* A slice shape: perm[0..j) of extent 1, perm[j] of extent k, the rest whole. */
+static void slice_shape(const view *v, const int *perm, int j, int64_t k, int64_t *shape)
+{
+    memcpy(shape, v->shape, sizeof(int64_t) * (size_t)v->rank);
+    for (int i = 0; i < j; ++i)
+        shape[perm[i]] = 1;
+    shape[perm[j]] = k;
+}
+
+static int slice_fits(const slicing *s, const int *perm, int j, int64_t k)
+{
+    box b;
+    memset(&b, 0, sizeof b);
+    slice_shape(&s->views[0], perm, j, k, b.shape);
+    uint64_t elems = 1;
+    for (int d = 0; d < s->views[0].rank; ++d)
+        elems *= (uint64_t)b.shape[d];
+    if (s->out_per_elem && elems > s->budget / s->out_per_elem)
+        return 0;
+    for (int i = 0; i < s->n_views; ++i) {
+        view sv;
+        view_box(&s->views[i], &b, &sv);
+        if (view_span(&sv) > s->budget)
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct {
+    int perm[CLNZ_MAX_RANK];
+    int j;     /* perm[0..j) are fixed per slice, perm[j] is cut */
+    int64_t k; /* elements of perm[j] per slice */
+} cut_plan;
+
+static clnz_status plan_cut(clnz_context *ctx, const slicing *s, cut_plan *c)
+{
+    memory_order(s, c->perm);
+    int cuttable = s->views[0].rank - s->keep_last;
+    for (c->j = 0; c->j < cuttable; ++c->j) {
+        if (!slice_fits(s, c->perm, c->j, 1))
+            continue;
+        int64_t lo = 1, hi = s->views[0].shape[c->perm[c->j]];
+        while (lo < hi) { /* spans grow with k: the most that fit */
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (slice_fits(s, c->perm, c->j, mid))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        c->k = lo;
+        return CLNZ_SUCCESS;
+    }
+    return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                    "no slice of the input fits the device's largest allocation (%llu bytes)",
+                    (unsigned long long)s->budget);
+}
+
+/* ---- the loop ---- */
+
+static clnz_status each(clnz_context *ctx, const slicing *s, const box *base, slice_fn fn,
+                        void *user)
+{
+    cut_plan c = {{0}, 0, 1};
+    clnz_status st = plan_cut(ctx, s, &c);
+    if (st)
+        return st;
+    const view *v0 = &s->views[0];
+    int rank = v0->rank, cut_dim = c.perm[c.j];
+    box b; /* relative to the views */
+    memset(&b, 0, sizeof b);
+    slice_shape(v0, c.perm, c.j, c.k, b.shape);
+    for (;;) {
+        int64_t left = v0->shape[cut_dim] - b.origin[cut_dim];
+        b.shape[cut_dim] = left < c.k ? left : c.k;
+        view sv[4];
+        for (int i = 0; i < s->n_views; ++i)
+            view_box(&s->views[i], &b, &sv[i]);
+        box at;
+        for (int d = 0; d < rank; ++d) {
+            at.origin[d] = base->origin[d] + b.origin[d];
+            at.shape[d] = b.shape[d];
+        }
+        st = fn(ctx, user, sv, &at);
+        if (st == CLNZ_ERROR_TOO_LARGE && s->budget / 2 >= MIN_BUDGET) {
+            ctx_clear_message(ctx); /* its result did not fit: cut it finer */
+            slicing finer = *s;
+            finer.views = sv;
+            finer.budget = s->budget / 2;
+            st = each(ctx, &finer, &at, fn, user);
+        }
+        if (st)
+            return st;
+        /* next slice: along the cut dimension, then the fixed ones, the
+         * innermost in memory first */
+        b.origin[cut_dim] += b.shape[cut_dim];
+        if (b.origin[cut_dim] < v0->shape[cut_dim])
+            continue;
+        b.origin[cut_dim] = 0;
+        int i = c.j - 1;
+        for (; i >= 0; --i) {
+            int d = c.perm[i];
+            if (++b.origin[d] < v0->shape[d])
+                break;
+            b.origin[d] = 0;
+        }
+        if (i < 0)
+            return CLNZ_SUCCESS;
+    }
+}
+
+clnz_status slices_each(clnz_context *ctx, const slicing *s, slice_fn fn, void *user)
+{
+    box base;
+    memset(&base, 0, sizeof base);
+    if (s->n_views < 1 || s->n_views > 4)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "slices_each: 1 to 4 views");
+    return each(ctx, s, &base, fn, user);
+}
+
+void scatter_block(char *dst, int rank, const int64_t *shape, const box *at, const char *src,
+                   size_t elem)
+{
+    if (rank == 0) {
+        memcpy(dst, src, elem);
+        return;
+    }
+    int64_t total = 1, cstr[CLNZ_MAX_RANK];
+    for (int d = rank - 1; d >= 0; --d) {
+        cstr[d] = total;
+        total *= shape[d];
+        if (at->shape[d] == 0)
+            return;
+    }
+    /* rows of the block's last dimension are contiguous in both */
+    size_t row = (size_t)at->shape[rank - 1] * elem;
+    int64_t idx[CLNZ_MAX_RANK] = {0};
+    for (;;) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; ++d)
+            off += (at->origin[d] + (d < rank - 1 ? idx[d] : 0)) * cstr[d];
+        memcpy(dst + (size_t)off * elem, src, row);
+        src += row;
+        int d = rank - 2;
+        for (; d >= 0; --d) {
+            if (++idx[d] < at->shape[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
 }

@@ -6,6 +6,7 @@
 #include "tune/tune.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Defaults from the device type. A CPU device runs a work-group as a loop on
  * one core, so it wants a few work-items each walking a long contiguous
@@ -13,14 +14,14 @@
  * a GPU wants many work-items with a few items each. */
 void plan_defaults(clnz_context *ctx)
 {
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
+    for (int f = 0; f < TUNE_KERNELS; ++f) {
         clnz_launch l;
         if (ctx->is_cpu) {
             l.work_group_size = 4;
             l.items_per_work_item = 4096;
         } else {
             l.work_group_size = 256;
-            l.items_per_work_item = f == CLNZ_KERNEL_SCAN ? 8 : 4;
+            l.items_per_work_item = f == TUNE_SCAN || f == TUNE_LOOKBACK ? 8 : 4;
         }
         if (l.work_group_size > ctx->max_work_group)
             l.work_group_size = ctx->max_work_group;
@@ -29,7 +30,7 @@ void plan_defaults(clnz_context *ctx)
     }
 }
 
-size_t plan_items(const clnz_context *ctx, clnz_kernel_family family)
+size_t plan_items(const clnz_context *ctx, tune_kernel family)
 {
     if (ctx->forced_items)
         return ctx->forced_items;
@@ -52,7 +53,7 @@ size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes)
     return limit;
 }
 
-clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+clnz_status plan_launch(clnz_context *ctx, tune_kernel family, cl_kernel *kernels,
                         int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg)
 {
     size_t limit = plan_local_limit(ctx, local_elem_bytes);
@@ -115,4 +116,14 @@ clnz_status plan_scratch(clnz_context *ctx, size_t bytes)
     ctx->scratch = m;
     ctx->scratch_bytes = bytes;
     return CLNZ_SUCCESS;
+}
+
+const char *const tune_kernel_names[TUNE_KERNELS] = {"two-pass", "scan", "mask", "lookback"};
+
+int tune_kernel_of(const char *name)
+{
+    for (int k = 0; name && k < TUNE_KERNELS; ++k)
+        if (strcmp(name, tune_kernel_names[k]) == 0)
+            return k;
+    return -1;
 }

@@ -15,10 +15,10 @@ typedef struct {
 
 /* The launches the library uses untuned, from device queries. */
 void plan_defaults(clnz_context *ctx);
-size_t plan_items(const clnz_context *ctx, clnz_kernel_family family);
+size_t plan_items(const clnz_context *ctx, tune_kernel kernel);
 /* Picks a work-group size every kernel in `kernels` can run with: the
  * family's forced, tuned or default one, within the kernels' limits. */
-clnz_status plan_launch(clnz_context *ctx, clnz_kernel_family family, cl_kernel *kernels,
+clnz_status plan_launch(clnz_context *ctx, tune_kernel kernel, cl_kernel *kernels,
                         int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg);
 /* The largest work-group the local scan can have on this device. */
 size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes);
@@ -28,19 +28,24 @@ uint64_t plan_scan_scratch(uint64_t n, const launch_cfg *cfg);
 clnz_status plan_scratch(clnz_context *ctx, size_t bytes);
 
 /* ---- tuning results on disk (tune_store.c) ---- */
-/* Fills launch[] and source[] from the exact device's file, else its vendor
+/* What tuning finds for a device: each kernel's launch, and the strategy
+ * that was fastest on inputs of many tiles (AUTO: none measured). */
+typedef struct {
+    clnz_launch launch[TUNE_KERNELS];
+    clnz_strategy strategy;
+} tune_result;
+
+/* Fills *r from the exact device's file, else its vendor
  * and type's, else leaves them; returns the source found. Rejected files are
  * deleted (corrupt) or ignored (another device, driver or version). */
-clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
-                                   clnz_launch launch[CLNZ_KERNEL_FAMILIES]);
-/* A tuning file's text (NUL-terminated at text[size]): 0 usable (l[] filled),
+clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id, tune_result *r);
+/* A tuning file's text (NUL-terminated at text[size]): 0 usable (*r filled),
  * 2 corrupt, 3 another device, driver or version's. For the fuzzer too. */
 int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
-                     size_t max_wg, clnz_launch *l);
+                     size_t max_wg, tune_result *r);
 /* Just which source a device would get, for listings (no context). */
 clnz_launch_source tune_store_probe(const device_ident *id);
 /* Writes the device's file and its vendor-and-type file. */
-int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMILIES],
-                    char *path, size_t path_size);
+int tune_store_save(clnz_context *ctx, const tune_result *r, char *path, size_t path_size);
 
 #endif

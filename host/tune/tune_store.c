@@ -17,7 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const family_names[CLNZ_KERNEL_FAMILIES] = {"nonzero", "scan", "mask"};
+/* The launch of every kernel and the preferred strategy; format 2 added the
+ * lookback kernel and the strategy line (a format 1 file is another key:
+ * ignored, then replaced by the next tuning). */
+#define FORMAT "2"
 
 static void store_paths(const char *dir, const device_ident *id, char *exact, char *vendor,
                         size_t n)
@@ -32,17 +35,18 @@ static void store_paths(const char *dir, const device_ident *id, char *exact, ch
 }
 
 /* "key value\n" lines in this order, then "checksum HEX\n" over them. */
-static int format_file(const device_ident *id, const clnz_launch *l, char *out, size_t n)
+static int format_file(const device_ident *id, const tune_result *r, char *out, size_t n)
 {
     int k = snprintf(out, n,
                      "# clnz tuning result: written by clnz tune; the checksum covers the lines "
                      "above it\n"
-                     "format 1\nclnz %s\nplatform %s\ndevice %s\nvendor %s\ntype %s\ndriver %s\n",
+                     "format " FORMAT "\nclnz %s\nplatform %s\ndevice %s\nvendor %s\ntype %s\n"
+                     "driver %s\nstrategy %s\n",
                      CLNZ_VERSION_STRING, id->platform, id->device, id->vendor, id->type,
-                     id->driver);
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && k > 0 && (size_t)k < n; ++f)
-        k += snprintf(out + k, n - (size_t)k, "%s %zu %zu\n", family_names[f],
-                      l[f].work_group_size, l[f].items_per_work_item);
+                     id->driver, clnz_strategy_name(r->strategy));
+    for (int f = 0; f < TUNE_KERNELS && k > 0 && (size_t)k < n; ++f)
+        k += snprintf(out + k, n - (size_t)k, "%s %zu %zu\n", tune_kernel_names[f],
+                      r->launch[f].work_group_size, r->launch[f].items_per_work_item);
     if (k <= 0 || (size_t)k >= n)
         return -1;
     k += snprintf(out + k, n - (size_t)k, "checksum %016" PRIx64 "\n",
@@ -71,7 +75,7 @@ static int field(const char *text, const char *key, char *out, size_t n)
 }
 
 int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
-                     size_t max_wg, clnz_launch *l)
+                     size_t max_wg, tune_result *r)
 {
     file_state st = FILE_CORRUPT;
     char *sum = strstr(text, "\nchecksum ");
@@ -83,22 +87,26 @@ int tune_store_parse(const char *text, size_t size, const device_ident *id, int 
             st = FILE_OK;
     }
     char v[160];
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && st == FILE_OK; ++f) {
+    clnz_launch *l = r->launch;
+    for (int f = 0; f < TUNE_KERNELS && st == FILE_OK; ++f) {
         unsigned long long wg = 0, items = 0;
         char extra;
-        if (!field(text, family_names[f], v, sizeof v) ||
+        if (!field(text, tune_kernel_names[f], v, sizeof v) ||
             sscanf(v, "%llu %llu %c", &wg, &items, &extra) != 2 || wg == 0 || items == 0 ||
             items > CLNZ_MAX_ITEMS)
             st = FILE_CORRUPT;
         l[f].work_group_size = (size_t)wg;
         l[f].items_per_work_item = (size_t)items;
     }
+    if (st == FILE_OK && (!field(text, "strategy", v, sizeof v) ||
+                          clnz_strategy_parse(v, &r->strategy) != CLNZ_SUCCESS))
+        st = FILE_CORRUPT;
     if (st == FILE_OK) {
         /* the key: anything else names another device, driver or version */
         struct {
             const char *key, *want;
             int vendor_key;
-        } keys[] = {{"format", "1", 1},         {"clnz", CLNZ_VERSION_STRING, 1},
+        } keys[] = {{"format", FORMAT, 1},         {"clnz", CLNZ_VERSION_STRING, 1},
                     {"vendor", id->vendor, 1},  {"type", id->type, 1},
                     {"platform", id->platform, 0}, {"device", id->device, 0},
                     {"driver", id->driver, 0}};
@@ -110,7 +118,7 @@ int tune_store_parse(const char *text, size_t size, const device_ident *id, int 
             else if (strcmp(v, keys[k].want) != 0 && st == FILE_OK)
                 st = FILE_OTHER_KEY;
         }
-        for (int f = 0; f < CLNZ_KERNEL_FAMILIES && st == FILE_OK; ++f)
+        for (int f = 0; f < TUNE_KERNELS && st == FILE_OK; ++f)
             if (l[f].work_group_size > max_wg)
                 st = FILE_OTHER_KEY; /* another device's limits */
     }
@@ -119,39 +127,38 @@ int tune_store_parse(const char *text, size_t size, const device_ident *id, int 
 
 /* vendor_only: the vendor file matches on vendor, type and version alone. */
 static file_state read_file(const char *path, const device_ident *id, int vendor_only,
-                            size_t max_wg, clnz_launch *l, int may_delete)
+                            size_t max_wg, tune_result *r, int may_delete)
 {
     size_t size = 0;
     char *text = cache_read_file(path, 64 * 1024, &size);
     if (!text)
         return FILE_MISSING;
-    file_state st = (file_state)tune_store_parse(text, size, id, vendor_only, max_wg, l);
+    file_state st = (file_state)tune_store_parse(text, size, id, vendor_only, max_wg, r);
     free(text);
     if (st == FILE_CORRUPT && may_delete)
         unlink(path);
     return st;
 }
 
-clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id,
-                                   clnz_launch launch[CLNZ_KERNEL_FAMILIES])
+clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id, tune_result *r)
 {
     if (!ctx->cache_dir[0])
         return CLNZ_LAUNCH_DEFAULT;
     char exact[1200], vendor[1200];
     store_paths(ctx->cache_dir, id, exact, vendor, sizeof exact);
-    clnz_launch l[CLNZ_KERNEL_FAMILIES];
-    file_state s = read_file(exact, id, 0, ctx->max_work_group, l, 1);
+    tune_result l;
+    file_state s = read_file(exact, id, 0, ctx->max_work_group, &l, 1);
     if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
         ctx->stats.cache_files_rejected++;
     if (s == FILE_OK) {
-        memcpy(launch, l, sizeof l);
+        *r = l;
         return CLNZ_LAUNCH_TUNED;
     }
-    s = read_file(vendor, id, 1, ctx->max_work_group, l, 1);
+    s = read_file(vendor, id, 1, ctx->max_work_group, &l, 1);
     if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
         ctx->stats.cache_files_rejected++;
     if (s == FILE_OK) {
-        memcpy(launch, l, sizeof l);
+        *r = l;
         return CLNZ_LAUNCH_VENDOR;
     }
     return CLNZ_LAUNCH_DEFAULT;
@@ -164,17 +171,16 @@ clnz_launch_source tune_store_probe(const device_ident *id)
     if (!dir[0])
         return CLNZ_LAUNCH_DEFAULT;
     store_paths(dir, id, exact, vendor, sizeof exact);
-    clnz_launch l[CLNZ_KERNEL_FAMILIES];
+    tune_result l;
     /* a listing only looks: it deletes nothing */
-    if (read_file(exact, id, 0, SIZE_MAX, l, 0) == FILE_OK)
+    if (read_file(exact, id, 0, SIZE_MAX, &l, 0) == FILE_OK)
         return CLNZ_LAUNCH_TUNED;
-    if (read_file(vendor, id, 1, SIZE_MAX, l, 0) == FILE_OK)
+    if (read_file(vendor, id, 1, SIZE_MAX, &l, 0) == FILE_OK)
         return CLNZ_LAUNCH_VENDOR;
     return CLNZ_LAUNCH_DEFAULT;
 }
 
-int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMILIES],
-                    char *path, size_t path_size)
+int tune_store_save(clnz_context *ctx, const tune_result *r, char *path, size_t path_size)
 {
     if (!ctx->cache_dir[0])
         return ENOENT;
@@ -182,7 +188,7 @@ int tune_store_save(clnz_context *ctx, const clnz_launch launch[CLNZ_KERNEL_FAMI
     store_paths(ctx->cache_dir, &ctx->id, exact, vendor, sizeof exact);
     snprintf(path, path_size, "%s", exact);
     snprintf(dir, sizeof dir, "%s/tuning", ctx->cache_dir);
-    int len = format_file(&ctx->id, launch, text, sizeof text);
+    int len = format_file(&ctx->id, r, text, sizeof text);
     if (len < 0)
         return ENAMETOOLONG;
     int err = cache_mkdirs(dir);

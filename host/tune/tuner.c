@@ -1,12 +1,17 @@
-/* tuner.c: the autotuner. For each kernel family it tries launch candidates
- * derived from the device's limits, checks each one's results against a
- * host reference, times it with OpenCL profiling events (median after a
- * warm-up) on a cache-sized and a large problem, and keeps the fastest. */
+/* tuner.c: the autotuner. For each kernel with launch parameters of its own
+ * (tune_kernels.h) it tries launch candidates derived from the device's
+ * limits, checks each one's results against a host reference, times it
+ * with OpenCL profiling events (median after a warm-up) on a cache-sized
+ * and a large problem, and keeps the fastest. The compacting kernels run
+ * under their strategy (two-pass, lookback), and the faster of the two on
+ * the large problem becomes the device's preferred strategy for inputs of
+ * many tiles. */
 #include "core/context.h"
 #include "core/error.h"
 #include "core/program.h"
 #include "core/chain.h"
 #include "tune/tune.h"
+#include "strategy/strategy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,11 +23,12 @@
 #define LARGE_N_FULL (1u << 24)
 #define MAX_CANDIDATES 64
 
-clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family f, clnz_launch *l,
+clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel, clnz_launch *l,
                                 clnz_launch_source *source)
 {
     CTX_HOLD(ctx);
-    if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES || !l)
+    int f = tune_kernel_of(kernel);
+    if (!ctx || f < 0 || !l)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     *l = ctx->launch[f];
     clnz_launch_source s = ctx->launch_source[f];
@@ -39,19 +45,30 @@ clnz_status clnz_context_launch(const clnz_context *ctx, clnz_kernel_family f, c
     return CLNZ_SUCCESS;
 }
 
-/* The family's main kernel, built with its default items, for its limits. */
-static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_kernel *k,
+/* The strategy a compacting kernel runs under (AUTO: not a compacting one). */
+static clnz_strategy strategy_of(tune_kernel f)
+{
+    return f == TUNE_TWO_PASS   ? CLNZ_STRATEGY_TWO_PASS
+           : f == TUNE_LOOKBACK ? CLNZ_STRATEGY_LOOKBACK
+                                : CLNZ_STRATEGY_AUTO;
+}
+
+/* The kernel's main OpenCL kernel, built with its default items, for its
+ * limits. */
+static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
                                  size_t *local_elem)
 {
     char opts[64];
     size_t items = ctx->launch[f].items_per_work_item;
-    if (f == CLNZ_KERNEL_SCAN) {
+    if (f == TUNE_LOOKBACK)
+        return lookback_kernel_for_tuning(ctx, items, k, local_elem);
+    if (f == TUNE_SCAN) {
         *local_elem = 8;
         scan_options(opts, sizeof opts, 1, items);
         return program_kernel(ctx, "scan", "scan_tiles", opts, k);
     }
     element_options(opts, sizeof opts, CLNZ_F32, items, 1);
-    if (f == CLNZ_KERNEL_MASK) {
+    if (f == TUNE_MASK) {
         *local_elem = 0;
         return program_kernel(ctx, "mask", "mask_write", opts, k);
     }
@@ -59,12 +76,8 @@ static clnz_status family_kernel(clnz_context *ctx, clnz_kernel_family f, cl_ker
     return program_kernel(ctx, "nonzero", "nz_write", opts, k);
 }
 
-int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, clnz_launch *out,
-                         int max)
+static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *out, int max)
 {
-    CTX_HOLD(ctx);
-    if (!ctx || (unsigned)f >= CLNZ_KERNEL_FAMILIES)
-        return 0;
     cl_kernel k;
     size_t local_elem, kmax = 0, pref = 1;
     if (family_kernel(ctx, f, &k, &local_elem))
@@ -110,6 +123,16 @@ int clnz_tune_candidates(clnz_context *ctx, clnz_kernel_family f, int quick, cln
             if (n < max && out)
                 out[n] = (clnz_launch){wgs[w], items[i]};
     return n;
+}
+
+int clnz_tune_candidates(clnz_context *ctx, const char *kernel, int quick, clnz_launch *out,
+                         int max)
+{
+    CTX_HOLD(ctx);
+    int f = tune_kernel_of(kernel);
+    if (!ctx || f < 0)
+        return 0;
+    return candidates(ctx, (tune_kernel)f, quick, out, max);
 }
 
 /* ---- measuring one candidate ---- */
@@ -171,39 +194,41 @@ static clnz_status problem_make(clnz_context *ctx, uint64_t n, problem *p)
 }
 
 /* One call of the family on the problem; the chain's events are timed. */
-static clnz_status run_family(clnz_context *ctx, clnz_kernel_family f, problem *p,
-                              cl_event *last)
+static clnz_status run_family(clnz_context *ctx, tune_kernel f, problem *p, cl_event *last)
 {
     int64_t shape[] = {(int64_t)p->n};
     clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
     clnz_predicate nz = clnz_pred_nonzero();
-    if (f == CLNZ_KERNEL_NONZERO)
-        return clnz_nonzero_enqueue(ctx, &t, p->in, 0, NULL, p->out, 0, p->z, p->count, 0, 0,
-                                    NULL, last);
-    if (f == CLNZ_KERNEL_MASK)
+    if (strategy_of(f) != CLNZ_STRATEGY_AUTO) {
+        ctx->forced_strategy = strategy_of(f);
+        return clnz_nonzero_enqueue(ctx, &t, p->in, 0, NULL, NULL, p->out, 0, p->z, p->count, 0,
+                                    0, NULL, last);
+    }
+    if (f == TUNE_MASK)
         return clnz_mask_enqueue(ctx, &t, p->in, 0, &nz, CLNZ_U8, p->mask, 0, 0, NULL, last);
     return clnz_scan_enqueue(ctx, CLNZ_U64, p->scan_in, 0, p->scan_out, 0, p->n, p->count, 0, 0,
                              NULL, last);
 }
 
 /* Does the last run's output match the reference? */
-static int check_family(clnz_context *ctx, clnz_kernel_family f, const problem *p)
+static int check_family(clnz_context *ctx, tune_kernel f, const problem *p)
 {
-    size_t bytes = f == CLNZ_KERNEL_NONZERO ? p->z * 8 : f == CLNZ_KERNEL_MASK ? p->n : p->n * 8;
+    int compacting = strategy_of(f) != CLNZ_STRATEGY_AUTO;
+    size_t bytes = compacting ? p->z * 8 : f == TUNE_MASK ? p->n : p->n * 8;
     unsigned char *got = malloc(bytes ? bytes : 1);
     uint64_t count = 0;
     int ok = got != NULL;
-    cl_mem src = f == CLNZ_KERNEL_NONZERO ? p->out : f == CLNZ_KERNEL_MASK ? p->mask : p->scan_out;
+    cl_mem src = compacting ? p->out : f == TUNE_MASK ? p->mask : p->scan_out;
     if (ok && bytes)
         ok = clEnqueueReadBuffer(ctx->queue, src, CL_TRUE, 0, bytes, got, 0, NULL, NULL) == 0;
-    if (ok && f != CLNZ_KERNEL_MASK)
+    if (ok && f != TUNE_MASK)
         ok = clEnqueueReadBuffer(ctx->queue, p->count, CL_TRUE, 0, 8, &count, 0, NULL, NULL) == 0 &&
              count == p->z;
-    if (ok && f == CLNZ_KERNEL_NONZERO)
+    if (ok && compacting)
         ok = memcmp(got, p->want_idx, bytes) == 0;
-    for (uint64_t i = 0, run = 0; ok && f != CLNZ_KERNEL_NONZERO && i < p->n; ++i) {
+    for (uint64_t i = 0, run = 0; ok && !compacting && i < p->n; ++i) {
         int sel = p->host[i] != 0.0f;
-        if (f == CLNZ_KERNEL_MASK)
+        if (f == TUNE_MASK)
             ok = got[i] == sel;
         else
             ok = ((uint64_t *)got)[i] == run;
@@ -221,7 +246,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Median kernel time in ms over `runs` timed calls after one warm-up;
  * negative if the candidate fails or gives a wrong result. */
-static double measure(clnz_context *ctx, clnz_kernel_family f, problem *p, int runs)
+static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs)
 {
     double t[16];
     for (int r = -1; r < runs; ++r) {
@@ -246,25 +271,39 @@ static double measure(clnz_context *ctx, clnz_kernel_family f, problem *p, int r
     return t[runs / 2];
 }
 
-static double bytes_moved(clnz_kernel_family f, const problem *p)
+static double bytes_moved(tune_kernel f, const problem *p)
 {
-    if (f == CLNZ_KERNEL_NONZERO)
+    if (strategy_of(f) != CLNZ_STRATEGY_AUTO)
         return (double)p->n * 4 + (double)p->z * 8;
-    if (f == CLNZ_KERNEL_MASK)
+    if (f == TUNE_MASK)
         return (double)p->n * 5;
     return (double)p->n * 16;
 }
 
 /* ---- the search ---- */
+/* Kernels whose strategy this context cannot run (lookback where the build
+ * or the device lacks it) are not tuned: they keep their defaults. */
+static int tunable(clnz_context *ctx, tune_kernel f)
+{
+    cl_kernel k;
+    size_t local_elem;
+    int ok = family_kernel(ctx, f, &k, &local_elem) == CLNZ_SUCCESS;
+    ctx_clear_message(ctx);
+    return ok;
+}
+
 static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progress progress,
                                  void *user, clnz_tune_row *rows, int max_rows, int *n_rows,
-                                 clnz_launch winners[CLNZ_KERNEL_FAMILIES])
+                                 tune_result *won)
 {
-    clnz_launch cands[CLNZ_KERNEL_FAMILIES][MAX_CANDIDATES];
-    int nc[CLNZ_KERNEL_FAMILIES], total = 0, done = 0;
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
-        nc[f] = clnz_tune_candidates(ctx, (clnz_kernel_family)f, quick, cands[f], MAX_CANDIDATES);
-        if (nc[f] <= 0)
+    clnz_launch cands[TUNE_KERNELS][MAX_CANDIDATES];
+    double large_ms[TUNE_KERNELS];
+    int nc[TUNE_KERNELS], total = 0, done = 0;
+    for (int f = 0; f < TUNE_KERNELS; ++f) {
+        nc[f] = tunable(ctx, (tune_kernel)f)
+                    ? candidates(ctx, (tune_kernel)f, quick, cands[f], MAX_CANDIDATES)
+                    : 0;
+        if (nc[f] <= 0 && f != TUNE_LOOKBACK)
             return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "no tuning candidates: %s",
                             clnz_context_message(ctx));
         if (nc[f] > MAX_CANDIDATES)
@@ -277,27 +316,29 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
     clnz_status st = problem_make(ctx, sizes[0], &probs[0]);
     if (!st)
         st = problem_make(ctx, sizes[1], &probs[1]);
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES && !st; ++f) {
+    for (int f = 0; f < TUNE_KERNELS && !st; ++f) {
         double best = -1;
-        winners[f] = ctx->launch[f];
+        won->launch[f] = ctx->launch[f];
+        large_ms[f] = -1;
         for (int c = 0; c < nc[f]; ++c) {
-            clnz_tune_row row = {(clnz_kernel_family)f, cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
+            clnz_tune_row row = {tune_kernel_names[f], cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
             row.is_default = cands[f][c].work_group_size == ctx->launch[f].work_group_size &&
                              cands[f][c].items_per_work_item == ctx->launch[f].items_per_work_item;
             ctx->forced_wg = cands[f][c].work_group_size;
             ctx->forced_items = cands[f][c].items_per_work_item;
             double score = 0;
             for (int s = 0; s < 2 && row.correct; ++s) {
-                row.ms[s] = measure(ctx, (clnz_kernel_family)f, &probs[s], runs);
+                row.ms[s] = measure(ctx, (tune_kernel)f, &probs[s], runs);
                 row.correct = row.ms[s] > 0;
-                row.gbps[s] = row.correct ? bytes_moved((clnz_kernel_family)f, &probs[s]) /
+                row.gbps[s] = row.correct ? bytes_moved((tune_kernel)f, &probs[s]) /
                                                 (row.ms[s] * 1e6)
                                           : 0;
                 score += row.ms[s] / (double)sizes[s]; /* both sizes weigh the same */
             }
             if (row.correct && (best < 0 || score < best)) {
                 best = score;
-                winners[f] = cands[f][c];
+                won->launch[f] = cands[f][c];
+                large_ms[f] = row.ms[1];
             }
             if (*n_rows < max_rows && rows)
                 rows[*n_rows] = row;
@@ -305,11 +346,15 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
             if (progress)
                 progress(user, ++done, total, &row);
         }
-        if (best < 0)
+        if (best < 0 && nc[f] > 0)
             st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                           "no candidate of the %s kernels gave correct results",
-                          f == 0 ? "nonzero" : f == 1 ? "scan" : "mask");
+                          tune_kernel_names[f]);
     }
+    /* the strategy for inputs of many tiles: the faster on the large problem */
+    won->strategy = CLNZ_STRATEGY_TWO_PASS;
+    if (large_ms[TUNE_LOOKBACK] > 0 && large_ms[TUNE_LOOKBACK] < large_ms[TUNE_TWO_PASS])
+        won->strategy = CLNZ_STRATEGY_LOOKBACK;
     problem_free(&probs[0]);
     problem_free(&probs[1]);
     return st;
@@ -335,15 +380,17 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
         clWaitForEvents(1, &ctx->last_event);
     cl_command_queue saved_q = ctx->queue;
     size_t saved_wg = ctx->forced_wg, saved_items = ctx->forced_items;
+    clnz_strategy saved_strategy = ctx->forced_strategy;
     ctx->queue = q;
     ctx->profiling = 1;
-    clnz_launch winners[CLNZ_KERNEL_FAMILIES];
-    clnz_status st = tune_families(ctx, quick, progress, user, rows, max_rows, n_rows, winners);
+    tune_result won;
+    clnz_status st = tune_families(ctx, quick, progress, user, rows, max_rows, n_rows, &won);
     clFinish(q);
     ctx->queue = saved_q;
     ctx->profiling = 0;
     ctx->forced_wg = saved_wg;
     ctx->forced_items = saved_items;
+    ctx->forced_strategy = saved_strategy;
     if (ctx->first_event)
         clReleaseEvent(ctx->first_event);
     if (ctx->last_event)
@@ -352,12 +399,13 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
     clReleaseCommandQueue(q);
     if (st)
         return st;
-    for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f) {
-        ctx->launch[f] = winners[f];
+    for (int f = 0; f < TUNE_KERNELS; ++f) {
+        ctx->launch[f] = won.launch[f];
         ctx->launch_source[f] = CLNZ_LAUNCH_TUNED;
     }
+    ctx->preferred_strategy = won.strategy;
     char path[1200];
-    int err = tune_store_save(ctx, winners, path, sizeof path);
+    int err = tune_store_save(ctx, &won, path, sizeof path);
     if (err)
         ctx_warn(ctx, "warning: cannot store the tuning result in %s/tuning: %s",
                  ctx->cache_dir[0] ? ctx->cache_dir : "(no cache folder)", strerror(err));

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (rc != EXIT_OK && rc != CLI_HELP && rc != EXIT_USAGE)
         abort(); /* a parser returned something the commands do not expect */
     for (int i = 2; i < argc; ++i) { /* every argument as a number, as where reads X and Y */
-        cli_number num;
+        clnz_scalar num;
         int r = cli_parse_number(argv[i], &num);
         if (r < -1 || r > 1)
             abort();

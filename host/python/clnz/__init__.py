@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _lib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["Error", "Context", "Predicate", "devices", "default_context", "nonzero", "argwhere",
            "flatnonzero", "nonzero_static", "count_nonzero", "select", "where", "library_version",
            "library_path"]
@@ -155,30 +155,31 @@ class Predicate:
         if op not in _lib.OPS:
             raise ValueError(f"clnz: unknown predicate {op!r} (one of {', '.join(_lib.OPS)})")
         self.op, self.value = op, value
-        self._c = _lib.Predicate(_lib.OPS[op], *_value(value, "predicate value"))
+        self._c = _lib.Predicate(_lib.OPS[op], _value(value, "predicate value"))
 
     def __repr__(self):
         return f"clnz.Predicate({self.op!r}, {self.value!r})"
 
 
 def _value(v, what):
-    """(kind, Value) of a Python or numpy scalar: ints exactly, floats as float64."""
+    """The library's scalar of a Python or numpy scalar: ints exactly, floats
+    as float64."""
     if isinstance(v, (bool, np.bool_, int, np.integer)):
         v = int(v)
         if -(1 << 63) <= v < (1 << 63):
-            return _lib.VALUE_INT, _lib.Value(i=v)
+            return _lib.Scalar(_lib.VALUE_INT, _lib.Value(i=v))
         if v < (1 << 64):
-            return _lib.VALUE_UINT, _lib.Value(u=v)
+            return _lib.Scalar(_lib.VALUE_UINT, _lib.Value(u=v))
         raise ValueError(f"clnz: {what} {v} does not fit in 64 bits")
     if isinstance(v, (float, np.floating)):
-        return _lib.VALUE_FLOAT, _lib.Value(f=float(v))
+        return _lib.Scalar(_lib.VALUE_FLOAT, _lib.Value(f=float(v)))
     raise TypeError(f"clnz: {what} must be an int or a float, not {type(v).__name__}")
 
 
 def _predicate(p):
     """The library's predicate for a call's `pred` (None: nonzero)."""
     if p is None:
-        return _lib.Predicate(_lib.OPS["nonzero"], _lib.VALUE_INT, _lib.Value())
+        return _lib.Predicate(_lib.OPS["nonzero"], _lib.Scalar())
     if isinstance(p, str):
         p = Predicate(p)
     elif isinstance(p, tuple):
@@ -246,7 +247,6 @@ def _nonzero(a, layout, index, width, order, pred, size, fill_value, context):
     src = _Input(a, "input")
     opts = _lib.NonzeroOptions()
     _L.clnz_nonzero_options_init(ctypes.byref(opts))
-    opts.pred = _predicate(pred)
     opts.layout = _choice(_lib.LAYOUTS, layout, "layout")
     opts.order = _choice(_lib.ORDERS, order, "order")
     opts.index_type = _index_type(index)
@@ -256,7 +256,8 @@ def _nonzero(a, layout, index, width, order, pred, size, fill_value, context):
             raise ValueError(f"clnz: size must be >= 0, not {size}")
         opts.has_size, opts.size, opts.fill = 1, int(size), int(fill_value)
     res = _lib.Result()
-    ctx._check(_L.clnz_nonzero(ctx._h(), ctypes.byref(src.tensor), src.data, ctypes.byref(opts),
+    ctx._check(_L.clnz_nonzero(ctx._h(), ctypes.byref(src.tensor), src.data,
+                               ctypes.byref(_predicate(pred)), ctypes.byref(opts),
                                ctypes.byref(res)))
     shape = tuple(res.shape[i] for i in range(res.ndim))
     out = _adopt(res.indices, _INDEX_DTYPES[res.index_type], shape,
@@ -332,10 +333,9 @@ def _operand(v, what):
     Python int or float."""
     # np.float64 is a Python float too: check for numpy's scalars first
     if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
-        kind, value = _value(v, what)
-        return _lib.Operand(None, kind, value), None
+        return _lib.Operand(None, _value(v, what)), None
     src = _Input(v, what)
-    return _lib.Operand(ctypes.pointer(src.tensor), 0, _lib.Value()), src
+    return _lib.Operand(ctypes.pointer(src.tensor), _lib.Scalar()), src
 
 
 def where(cond, x, y, pred=None, context=None):

@@ -5,7 +5,10 @@ import ctypes.util
 import os
 import subprocess
 
-MAJOR = 0  # CLNZ_VERSION_MAJOR of the library this module was written for
+# The library this module was written for: its SONAME's version (MAJOR, or
+# MAJOR.MINOR before 1.0, when every minor release may change the ABI).
+VERSION = (0, 2)
+SOVERSION = "0.2"
 MAX_RANK = 32
 
 # clnz_dtype, in the header's order
@@ -29,12 +32,18 @@ class Value(ctypes.Union):
     _fields_ = [("i", ctypes.c_int64), ("u", ctypes.c_uint64), ("f", ctypes.c_double)]
 
 
+class Scalar(ctypes.Structure):
+    """clnz_scalar: kind and an anonymous union."""
+    _anonymous_ = ("v",)
+    _fields_ = [("kind", ctypes.c_int), ("v", Value)]
+
+
 class Predicate(ctypes.Structure):
-    _fields_ = [("op", ctypes.c_int), ("kind", ctypes.c_int), ("value", Value)]
+    _fields_ = [("op", ctypes.c_int), ("value", Scalar)]
 
 
 class NonzeroOptions(ctypes.Structure):
-    _fields_ = [("pred", Predicate), ("layout", ctypes.c_int), ("order", ctypes.c_int),
+    _fields_ = [("layout", ctypes.c_int), ("order", ctypes.c_int),
                 ("index_type", ctypes.c_int), ("width", ctypes.c_int), ("has_size", ctypes.c_int),
                 ("size", ctypes.c_int64), ("fill", ctypes.c_int64)]
 
@@ -51,7 +60,7 @@ class Array(ctypes.Structure):
 
 
 class Operand(ctypes.Structure):
-    _fields_ = [("array", ctypes.POINTER(Tensor)), ("kind", ctypes.c_int), ("value", Value)]
+    _fields_ = [("array", ctypes.POINTER(Tensor)), ("value", Scalar)]
 
 
 class DeviceInfo(ctypes.Structure):
@@ -76,10 +85,10 @@ def _candidates():
     env = os.environ.get("CLNZ_LIBRARY")
     if env:  # the user's choice is the only one tried: a wrong path is an error, not a fallback
         return [env]
-    names = [f"libclnz.so.{MAJOR}"]
+    names = [f"libclnz.so.{SOVERSION}"]
     libdir = _pkg_config_libdir()
     if libdir:
-        names.append(os.path.join(libdir, f"libclnz.so.{MAJOR}"))
+        names.append(os.path.join(libdir, f"libclnz.so.{SOVERSION}"))
     found = ctypes.util.find_library("clnz")
     if found:
         names.append(found)
@@ -95,10 +104,10 @@ def load():
             tried.append(f"{name} ({e})")
             continue
         _declare(lib)
-        major = lib.clnz_version_number() // 10000
-        if major != MAJOR:
+        number = lib.clnz_version_number()
+        if (number // 10000, number // 100 % 100)[:len(VERSION)] != VERSION:
             raise ImportError(f"clnz: {name} is libclnz {lib.clnz_version_string().decode()}, "
-                              f"this module needs major version {MAJOR}")
+                              f"this module needs version {SOVERSION}")
         return lib
     raise ImportError("clnz: cannot load libclnz: tried " + "; ".join(tried) +
                       ". Install it (make install) or set CLNZ_LIBRARY to libclnz.so's path.")
@@ -117,7 +126,8 @@ def _declare(lib):
         "clnz_context_device": (c_void_p, [ctx]),
         "clnz_list_devices": (c_int, [P(DeviceInfo), c_int, P(c_int)]),
         "clnz_nonzero_options_init": (None, [P(NonzeroOptions)]),
-        "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(NonzeroOptions), P(Result)]),
+        "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(NonzeroOptions),
+                                 P(Result)]),
         "clnz_result_free": (None, [P(Result)]),
         "clnz_count": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(ctypes.c_int64)]),
         "clnz_select": (c_int, [ctx, P(Tensor), c_void_p, P(Tensor), c_void_p, P(Predicate),

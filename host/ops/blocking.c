@@ -1,0 +1,215 @@
+/* blocking.c: a compacting job run through the chosen strategy, on the
+ * caller's buffers (job_run: the device-resident calls) or on a host array
+ * (host_job_*: the blocking calls). A blocking call uploads its input (a
+ * CPU device uses the host memory where it lies), then either runs the
+ * whole job into a buffer that holds the count and the worst case of
+ * entries and reads both back at once (small results: one host round
+ * trip), or counts, reads the count, allocates exactly that many entries
+ * and writes them (the strategy may reuse what its counting left). */
+#include "ops/ops.h"
+#include "core/program.h"
+#include "core/transfer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Results up to this size come home in one read with their count. */
+#define ONE_SHOT_BYTES ((uint64_t)256 << 10)
+
+clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
+{
+    clnz_context *ctx = ch->ctx;
+    uint64_t per_entry = job->layout == ABI_LAYOUT_FLAT ? 1 : (uint64_t)job->width;
+    uint64_t slots = job->capacity * per_entry;
+    if (slots == 0)
+        return CLNZ_SUCCESS;
+    cl_kernel k;
+    /* the fill kernel reads no input: any dtype's build of the file has it */
+    char opts[80];
+    element_options(opts, sizeof opts, CLNZ_U8, 1, 0);
+    clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", opts, &k);
+    size_t local = 0;
+    if (!st)
+        st = small_local(ctx, k, &local);
+    if (st)
+        return st;
+    cl_ulong out_off = job->out_off, cap = job->capacity, count_off = job->count_off;
+    cl_int layout = job->layout, width = job->width, idx = (cl_int)job->idx_bytes;
+    cl_long a_fill = fill;
+    karg args[] = {KARG(job->out), KARG(out_off), KARG(cap),       KARG(layout), KARG(width),
+                   KARG(idx),      KARG(job->count), KARG(count_off), KARG(a_fill)};
+    st = set_args(ctx, k, "nz_fill", args, 9);
+    if (!st)
+        st = chain_launch(ch, k, "nz_fill", (size_t)((slots + local - 1) / local * local), local);
+    return st;
+}
+
+clnz_status job_run(chain *ch, nz_job *job)
+{
+    const strategy *s;
+    clnz_status st = strategy_choose(ch->ctx, job, &s);
+    return st ? st : s->write(ch, job, 0);
+}
+
+static clnz_status chosen(host_job *h)
+{
+    return h->s ? CLNZ_SUCCESS : strategy_choose(h->ch.ctx, &h->job, &h->s);
+}
+
+static clnz_status new_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *what)
+{
+    cl_int e = CL_SUCCESS;
+    *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    return CL_CHECK(ctx, e, what);
+}
+
+clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
+{
+    h->s = NULL;
+    h->inb = h->xb = h->countb = h->offsetsb = NULL;
+    h->z = 0;
+    chain_begin(&h->ch, ctx, 0, NULL);
+    clnz_status st = upload(ctx, &h->job.t, data, &h->inb, &h->job.base);
+    if (st)
+        return st;
+    h->job.in = h->inb;
+    return tensor_meta_buffer(ctx, &h->job.t, &h->job.meta);
+}
+
+clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_data)
+{
+    int64_t base;
+    clnz_status st = upload(h->ch.ctx, x, x_data, &h->xb, &base);
+    return st ? st : job_bind_values(h->ch.ctx, &h->job, x, h->xb, base);
+}
+
+clnz_status host_job_count(host_job *h, int64_t *offsets)
+{
+    clnz_context *ctx = h->ch.ctx;
+    nz_job *job = &h->job;
+    clnz_status st = chosen(h);
+    if (!st && job->batches && !h->offsetsb) {
+        st = new_buffer(ctx, (size_t)(job->batches + 1) * sizeof(cl_long), &h->offsetsb,
+                        "clCreateBuffer(offsets)");
+        job->offsets = job->count = h->offsetsb;
+        job->offsets_off = 0;
+        job->count_off = job->batches;
+    } else if (!st && !job->batches && !h->countb) {
+        st = new_buffer(ctx, sizeof(cl_ulong), &h->countb, "clCreateBuffer(count)");
+        job->count = h->countb;
+        job->count_off = 0;
+    }
+    if (!st)
+        st = h->s->count(&h->ch, job);
+    if (st)
+        return st;
+    if (job->batches) {
+        st = read_back(&h->ch, h->offsetsb, (size_t)(job->batches + 1) * sizeof *offsets,
+                       offsets);
+        h->z = st ? 0 : (uint64_t)offsets[job->batches];
+        return st;
+    }
+    cl_ulong z = 0;
+    st = read_back(&h->ch, h->countb, sizeof z, &z);
+    h->z = z;
+    return st;
+}
+
+/* Bytes per entry, and the unit the output offset counts in. */
+static size_t entry_unit(const nz_job *job) { return job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes; }
+
+/* The job into one buffer, [count | worst entries], read back at once. */
+static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uint64_t fixed,
+                            int has_fill, int64_t fill, void **host, uint64_t *entries)
+{
+    clnz_context *ctx = h->ch.ctx;
+    nz_job *job = &h->job;
+    size_t unit = entry_unit(job), bytes = sizeof(cl_ulong) + (size_t)worst * entry_bytes;
+    unsigned char *stage = malloc(bytes);
+    if (!stage)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes);
+    cl_mem buf = NULL;
+    clnz_status st = new_buffer(ctx, bytes, &buf, "clCreateBuffer(result)");
+    if (!st) {
+        job->count = job->out = buf;
+        job->count_off = 0;
+        job->out_off = sizeof(cl_ulong) / unit; /* the entries start after the count */
+        job->capacity = worst;
+        st = h->s->write(&h->ch, job, 0);
+    }
+    if (!st && has_fill)
+        st = job_fill(&h->ch, job, fill);
+    if (!st)
+        st = read_back(&h->ch, buf, bytes, stage);
+    if (buf)
+        clReleaseMemObject(buf);
+    if (!st) {
+        memcpy(&h->z, stage, sizeof h->z);
+        *entries = fixed != UINT64_MAX ? fixed : h->z;
+        size_t got = (size_t)*entries * entry_bytes;
+        *host = alloc_result(got);
+        if (!*host) {
+            st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+        } else if (job->emit == ABI_EMIT_COORDS && job->layout == ABI_LAYOUT_COLUMNS) {
+            size_t col = (size_t)*entries * unit; /* columns are `worst` apart */
+            for (int j = 0; j < job->width; ++j)
+                memcpy((char *)*host + j * col, stage + 8 + (size_t)j * worst * unit, col);
+        } else {
+            memcpy(*host, stage + 8, got);
+        }
+    }
+    free(stage);
+    return st;
+}
+
+clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, int has_fill,
+                             int64_t fill, void **host, uint64_t *entries)
+{
+    clnz_context *ctx = h->ch.ctx;
+    nz_job *job = &h->job;
+    int counted = h->countb || h->offsetsb;
+    clnz_status st = chosen(h);
+    if (st)
+        return st;
+    uint64_t worst = fixed != UINT64_MAX ? fixed : job->t.n;
+    if (!counted && !job->batches && entry_bytes && worst <= ONE_SHOT_BYTES / entry_bytes)
+        return one_shot(h, worst, entry_bytes, fixed, has_fill, fill, host, entries);
+    if (!counted)
+        st = host_job_count(h, NULL);
+    if (st)
+        return st;
+    *entries = fixed != UINT64_MAX ? fixed : h->z;
+    if (entry_bytes && *entries > ctx->max_alloc / entry_bytes)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "the result (%llu entries of %zu bytes) exceeds the device's largest "
+                        "allocation (%llu bytes)",
+                        (unsigned long long)*entries, entry_bytes,
+                        (unsigned long long)ctx->max_alloc);
+    size_t bytes = (size_t)*entries * entry_bytes;
+    cl_mem outb = NULL;
+    st = result_alloc(ctx, bytes, host, &outb);
+    if (!st && bytes) {
+        job->out = outb;
+        job->out_off = 0;
+        job->capacity = *entries;
+        st = h->s->write(&h->ch, job, 1);
+        if (!st && has_fill)
+            st = job_fill(&h->ch, job, fill);
+        if (!st)
+            st = fetch_result(&h->ch, outb, bytes, *host, ctx->is_cpu);
+    }
+    if (outb)
+        clReleaseMemObject(outb);
+    return st;
+}
+
+clnz_status host_job_end(host_job *h, clnz_status st)
+{
+    st = chain_end(&h->ch, st, NULL);
+    job_release(&h->job);
+    cl_mem *owned[] = {&h->inb, &h->xb, &h->countb, &h->offsetsb};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
+        if (*owned[i])
+            clReleaseMemObject(*owned[i]);
+    return st;
+}

@@ -1,0 +1,158 @@
+/* options.c: nonzero's options (layout, order, index type, width, static
+ * size) checked before any work, and what the nonzero-family calls do with
+ * them: a job's coordinate half, output checks, results. */
+#include "ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t index_bytes(clnz_index_type t) { return t == CLNZ_INDEX_INT64 ? 8 : 4; }
+
+void clnz_nonzero_options_init(clnz_nonzero_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->layout = CLNZ_LAYOUT_ROWS;
+    o->index_type = CLNZ_INDEX_INT64;
+    o->fill = -1;
+}
+
+const clnz_nonzero_options *nz_options_or_defaults(const clnz_nonzero_options *opts,
+                                                   clnz_nonzero_options *defaults)
+{
+    clnz_nonzero_options_init(defaults);
+    return opts ? opts : defaults;
+}
+
+clnz_status nz_result_start(clnz_context *ctx, clnz_result *res)
+{
+    ctx_clear_message(ctx);
+    if (!res)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
+    memset(res, 0, sizeof *res);
+    return CLNZ_SUCCESS;
+}
+
+int clnz_nonzero_width(const clnz_nonzero_options *o, int rank)
+{
+    if (o && o->layout == CLNZ_LAYOUT_FLAT)
+        return 1;
+    if (o && o->width)
+        return o->width;
+    return (o && o->layout == CLNZ_LAYOUT_COLUMNS && rank == 0) ? 1 : rank;
+}
+
+clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
+                             const clnz_nonzero_options *o, int *width)
+{
+    if ((unsigned)o->layout > CLNZ_LAYOUT_FLAT)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)o->layout);
+    if ((unsigned)o->order > CLNZ_ORDER_XY)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown order %d", (int)o->order);
+    if (o->order == CLNZ_ORDER_XY && o->layout == CLNZ_LAYOUT_FLAT)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "order xy reverses coordinates: it needs the rows or columns layout");
+    if ((unsigned)o->index_type > CLNZ_INDEX_UINT32)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown index type %d",
+                        (int)o->index_type);
+    if (o->width < 0 || o->width > CLNZ_MAX_RANK)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH, "width %d is outside 0..%d", o->width,
+                        CLNZ_MAX_RANK);
+    int effective = t->rank;
+    for (int d = 0; d < t->rank && t->shape[d] == 1; ++d)
+        --effective;
+    *width = clnz_nonzero_width(o, t->rank);
+    if (o->layout != CLNZ_LAYOUT_FLAT && *width < effective)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
+                        "width %d is below the effective rank %d of the input (rank %d without "
+                        "its leading size-1 dimensions)",
+                        *width, effective, t->rank);
+    static const char *const names[] = {"int64", "int32", "uint32"};
+    uint64_t max = o->index_type == CLNZ_INDEX_INT64   ? INT64_MAX
+                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MAX
+                                                       : UINT32_MAX;
+    if (o->layout == CLNZ_LAYOUT_FLAT) {
+        if (t->n > 0 && t->n - 1 > max)
+            return ctx_fail(ctx, CLNZ_ERROR_INDEX_OVERFLOW,
+                            "flat indices up to %llu do not fit %s",
+                            (unsigned long long)(t->n - 1), names[o->index_type]);
+    } else {
+        for (int d = 0; d < t->rank; ++d)
+            if (t->shape[d] > 0 && (uint64_t)t->shape[d] - 1 > max)
+                return ctx_fail(ctx, CLNZ_ERROR_INDEX_OVERFLOW,
+                                "dimension %d of extent %lld has indices that do not fit %s", d,
+                                (long long)t->shape[d], names[o->index_type]);
+    }
+    if (o->has_size && o->size < 0)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "size %lld is negative",
+                        (long long)o->size);
+    int64_t fmin = o->index_type == CLNZ_INDEX_INT64   ? INT64_MIN
+                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MIN
+                                                       : -1; /* -1 is 4294967295 */
+    int64_t fmax = o->index_type == CLNZ_INDEX_INT64   ? INT64_MAX
+                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MAX
+                                                       : UINT32_MAX;
+    if (o->fill < fmin || o->fill > fmax)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE, "fill value %lld does not fit %s",
+                        (long long)o->fill, names[o->index_type]);
+    return CLNZ_SUCCESS;
+}
+
+uint64_t nz_per_entry(const clnz_nonzero_options *o, int width)
+{
+    return o->layout == CLNZ_LAYOUT_FLAT ? 1 : (uint64_t)width;
+}
+
+void job_coords(nz_job *job, const clnz_nonzero_options *o, int width)
+{
+    job->emit = ABI_EMIT_COORDS;
+    job->layout = (int)o->layout;
+    job->width = width;
+    job->reverse = o->order == CLNZ_ORDER_XY;
+    job->idx_bytes = index_bytes(o->index_type);
+}
+
+clnz_status output_check(clnz_context *ctx, cl_mem buf, size_t off, uint64_t capacity,
+                         uint64_t per_entry, size_t elem)
+{
+    if (per_entry && capacity > UINT64_MAX / 8 / per_entry)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "capacity is absurd");
+    if (capacity * per_entry > 0)
+        return buffer_check(ctx, buf, "output", off, capacity * per_entry, elem);
+    if (off % elem)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "output offset is misaligned");
+    return CLNZ_SUCCESS;
+}
+
+void nz_result_fill(clnz_result *res, void *indices, const clnz_nonzero_options *o, int width,
+                    uint64_t entries, uint64_t z)
+{
+    res->indices = indices;
+    res->count = (int64_t)z;
+    res->index_type = o->index_type;
+    if (o->layout == CLNZ_LAYOUT_FLAT) {
+        res->ndim = 1;
+        res->shape[0] = (int64_t)entries;
+    } else {
+        res->ndim = 2;
+        res->shape[0] = o->layout == CLNZ_LAYOUT_ROWS ? (int64_t)entries : width;
+        res->shape[1] = o->layout == CLNZ_LAYOUT_ROWS ? width : (int64_t)entries;
+    }
+}
+
+void clnz_result_free(clnz_result *res)
+{
+    if (!res)
+        return;
+    free(res->indices);
+    res->indices = NULL;
+}
+
+void clnz_array_free(clnz_array *a)
+{
+    if (!a)
+        return;
+    free(a->data);
+    a->data = NULL;
+}

@@ -1,0 +1,119 @@
+/* lookback.c: the look-back strategy: one launch of kernels/lookback.cl,
+ * where each tile finds its output offset by decoupled look-back over the
+ * tiles before it, reads the input once and writes its entries with
+ * contiguous stores. Shaped for GPUs (the kernel file explains the memory
+ * ordering and why it cannot deadlock). Its scratch: the tiles' states and
+ * the tile counter, zeroed by one fill before the launch. */
+#include "strategy/strategy.h"
+#include "core/error.h"
+#include "core/program.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Local memory per work-item beyond the scan: a flag byte and a staged
+ * index (uint) per element. */
+#define LOCAL_PER_ITEM 5
+
+typedef struct {
+    cl_kernel k;
+    launch_cfg cfg;
+    uint64_t tiles;
+} lb_plan;
+
+/* The largest items whose one-work-item tile fits local memory. */
+static size_t items_that_fit(const clnz_context *ctx, size_t items)
+{
+    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / LOCAL_PER_ITEM : 1;
+    return items < most ? items : most;
+}
+
+static clnz_status build(clnz_context *ctx, clnz_dtype dtype, int pred_nonzero,
+                         size_t value_bytes, size_t items, cl_kernel *k)
+{
+    char base[96], opts[192];
+    element_options(base, sizeof base, dtype, items, pred_nonzero);
+    snprintf(opts, sizeof opts, "%s -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u", base,
+             value_bytes ? value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin);
+    return program_kernel(ctx, "lookback", "lb_run", opts, k);
+}
+
+static clnz_status plan_make(clnz_context *ctx, const nz_job *job, lb_plan *p)
+{
+    size_t items = items_that_fit(ctx, plan_items(ctx, TUNE_LOOKBACK));
+    clnz_status st = build(ctx, job->t.dtype, job->keys.nonzero, job->value_bytes, items, &p->k);
+    if (!st)
+        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
+                         items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
+    p->tiles = plan_tiles(job->t.n, &p->cfg);
+    return st;
+}
+
+clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kernel *k,
+                                       size_t *local_elem)
+{
+    items = items_that_fit(ctx, items);
+    *local_elem = items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint);
+    return build(ctx, CLNZ_F32, 1, 0, items, k);
+}
+
+static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
+{
+    lb_plan p;
+    if (plan_make(ctx, job, &p) != CLNZ_SUCCESS) {
+        snprintf(why, n, "its kernel did not build: %s", clnz_context_message(ctx));
+        ctx_clear_message(ctx);
+        return 0;
+    }
+    if (p.tiles >= UINT32_MAX) { /* the tile counter is a 32-bit atomic */
+        snprintf(why, n, "the input has %llu tiles, lookback takes fewer than 2^32",
+                 (unsigned long long)p.tiles);
+        return 0;
+    }
+    return 1;
+}
+
+/* One pass of the kernel writing what `job` asks (emit). */
+static clnz_status run(chain *ch, nz_job *job)
+{
+    clnz_context *ctx = ch->ctx;
+    if (job->t.n == 0)
+        return job_empty(ch, job);
+    lb_plan p;
+    clnz_status st = plan_make(ctx, job, &p);
+    /* 8 bytes a tile (one 64-bit word or two 32-bit ones), then the counter */
+    uint64_t state_bytes = p.tiles * 8 + sizeof(cl_uint);
+    if (!st)
+        st = plan_scratch(ctx, (size_t)state_bytes);
+    if (!st)
+        st = chain_fill(ch, ctx->scratch, 0, 0, sizeof(cl_uint), state_bytes / sizeof(cl_uint));
+    if (st)
+        return st;
+    job_args a;
+    job_args_of(job, ctx->scratch, &a);
+    cl_ulong tiles = p.tiles;
+    cl_uint p2 = p.cfg.p2;
+    size_t tile = p.cfg.wg * p.cfg.items;
+    karg args[] = {JOB_KARGS_IN(a),    KARG(ctx->scratch), KARG(tiles),
+                   JOB_KARGS_OUT(a),   KARG(p2),           KLOCAL(tile),
+                   KLOCAL(tile * sizeof(cl_uint)), KLOCAL(p2 * sizeof(cl_uint))};
+    st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
+    if (!st)
+        st = chain_launch(ch, p.k, "lb_run", (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
+    return st;
+}
+
+static clnz_status lb_count(chain *ch, nz_job *job)
+{
+    nz_job counting = *job;
+    counting.emit = ABI_EMIT_COUNT;
+    return run(ch, &counting);
+}
+
+static clnz_status lb_write(chain *ch, nz_job *job, int counted)
+{
+    (void)counted; /* one pass counts again: the count alone leaves nothing to reuse */
+    return run(ch, job);
+}
+
+const strategy strategy_lookback = {CLNZ_STRATEGY_LOOKBACK, lb_serves, lb_count, lb_write};

@@ -1,0 +1,123 @@
+/* tiles.c: the tiles of the single-tile and two-pass strategies: the input
+ * cut into tiles of (work-group size x items) elements, work-item l of a
+ * tile owning `items` consecutive elements (kernels/chunk.cl), and their
+ * writing pass, nz_write for coordinates or sel_write for values
+ * (kernels/nonzero.cl, kernels/select.cl). */
+#include "strategy/strategy.h"
+#include "core/error.h"
+#include "core/program.h"
+
+#include <stdio.h>
+
+clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
+{
+    char opts[96];
+    size_t items = plan_items(ctx, TUNE_TWO_PASS);
+    element_options(opts, sizeof opts, job->t.dtype, items, job->keys.nonzero);
+    clnz_status st = program_kernel(ctx, "nonzero", "nz_count", opts, &kit->count_k);
+    if (!st && job->emit != ABI_EMIT_VALUES) {
+        st = program_kernel(ctx, "nonzero", "nz_write", opts, &kit->write_k);
+    } else if (!st) { /* select: the same count, a writing pass that moves values */
+        char sel_opts[sizeof opts + 24];
+        snprintf(sel_opts, sizeof sel_opts, "%s -DVALUE_BYTES=%zu", opts, job->value_bytes);
+        st = program_kernel(ctx, "select", "sel_write", sel_opts, &kit->write_k);
+    }
+    if (st)
+        return st;
+    cl_kernel ks[2] = {kit->count_k, kit->write_k};
+    st = plan_launch(ctx, TUNE_TWO_PASS, ks, 2, items, sizeof(cl_ulong), &kit->cfg);
+    kit->tiles = plan_tiles(job->t.n, &kit->cfg);
+    return st;
+}
+
+clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_counts,
+                       uint64_t items_off)
+{
+    clnz_context *ctx = ch->ctx;
+    job_args a;
+    job_args_of(job, ch->ctx->scratch, &a);
+    cl_ulong zero = 0, a_items_off = items_off;
+    cl_uint p2 = kit->cfg.p2;
+    karg args[] = {JOB_KARGS_IN(a),      KARG(tile_counts), KARG(zero),
+                   KARG(ctx->scratch),  KARG(a_items_off), KARG(p2),
+                   KLOCAL(p2 * sizeof(cl_ulong))};
+    clnz_status st = set_args(ctx, kit->count_k, "nz_count", args, 15);
+    if (!st)
+        st = chain_launch(ch, kit->count_k, "nz_count", (size_t)kit->tiles * kit->cfg.wg,
+                          kit->cfg.wg);
+    return st;
+}
+
+clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint64_t items_off)
+{
+    clnz_context *ctx = ch->ctx;
+    if (job->batches == 0)
+        return CLNZ_SUCCESS;
+    char opts[96];
+    element_options(opts, sizeof opts, job->t.dtype, kit->cfg.items, job->keys.nonzero);
+    cl_kernel k;
+    clnz_status st = program_kernel(ctx, "nonzero", "nz_batch_offsets", opts, &k);
+    if (st)
+        return st;
+    job_args a;
+    job_args_of(job, ch->ctx->scratch, &a);
+    cl_ulong a_items_off = items_off, item_elems = job->t.n / job->batches;
+    cl_ulong batches = job->batches, off = job->offsets_off;
+    cl_uint wg = (cl_uint)kit->cfg.wg;
+    karg args[] = {JOB_KARGS_IN(a),      KARG(ctx->scratch), KARG(ctx->scratch),
+                   KARG(a_items_off),   KARG(wg),           KARG(item_elems),
+                   KARG(batches),       KARG(job->offsets), KARG(off)};
+    size_t local;
+    st = set_args(ctx, k, "nz_batch_offsets", args, 17);
+    if (!st)
+        st = small_local(ctx, k, &local);
+    if (!st)
+        st = chain_launch(ch, k, "nz_batch_offsets",
+                          (size_t)((batches + local - 1) / local * local), local);
+    return st;
+}
+
+clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offsets,
+                       uint64_t offsets_off, uint64_t items_off, int single)
+{
+    clnz_context *ctx = ch->ctx;
+    job_args a;
+    job_args_of(job, ch->ctx->scratch, &a);
+    int writes = job->emit != ABI_EMIT_COUNT && job->capacity > 0 &&
+                 !(job->emit == ABI_EMIT_COORDS && job->width == 0 &&
+                   job->layout != ABI_LAYOUT_FLAT);
+    if (!single && !writes)
+        return CLNZ_SUCCESS;
+    /* the kernel needs a valid output even when it writes none */
+    cl_mem out = writes ? job->out : ctx->scratch;
+    cl_ulong a_out_off = writes ? job->out_off : 0, cap = writes ? job->capacity : 0;
+    cl_ulong a_offsets_off = offsets_off, a_items_off = items_off;
+    cl_int a_single = single;
+    cl_uint p2 = kit->cfg.p2;
+    clnz_status st;
+    const char *name;
+    if (job->emit == ABI_EMIT_VALUES) {
+        name = "sel_write";
+        cl_long x_base = job->x_base;
+        cl_int x_contiguous = job->x_contiguous;
+        karg args[] = {JOB_KARGS_IN(a),     KARG(job->x),      KARG(x_base),
+                       KARG(job->x_meta),  KARG(x_contiguous), KARG(offsets),
+                       KARG(a_offsets_off), KARG(ctx->scratch), KARG(a_items_off),
+                       KARG(out),          KARG(a_out_off),   KARG(cap),
+                       KARG(a_single),     KARG(p2),          KLOCAL(p2 * sizeof(cl_ulong))};
+        st = set_args(ctx, kit->write_k, name, args, 23);
+    } else {
+        name = "nz_write";
+        cl_int layout = job->layout, width = job->width, reverse = job->reverse;
+        cl_int idx = (cl_int)job->idx_bytes;
+        karg args[] = {JOB_KARGS_IN(a),      KARG(offsets), KARG(a_offsets_off),
+                       KARG(ctx->scratch),  KARG(a_items_off), KARG(out),
+                       KARG(a_out_off),     KARG(cap),     KARG(layout),
+                       KARG(width),         KARG(reverse), KARG(idx),
+                       KARG(a_single),      KARG(p2),      KLOCAL(p2 * sizeof(cl_ulong))};
+        st = set_args(ctx, kit->write_k, name, args, 23);
+    }
+    if (!st)
+        st = chain_launch(ch, kit->write_k, name, (size_t)kit->tiles * kit->cfg.wg, kit->cfg.wg);
+    return st;
+}

@@ -1,0 +1,74 @@
+/* two_pass.c: the two-pass strategy (reduce, then scan, then write): a
+ * counting pass writes one count per tile and one per work-item, the
+ * multi-level scan (scan_levels.c) turns the tile counts into tile offsets
+ * and the total, and the writing pass scans its tile's work-item counts in
+ * local memory and writes each selected element at its place. Reads the
+ * input twice; needs nothing of the device but OpenCL 1.2, and no
+ * cooperation between work-groups. The choice on CPU devices. */
+#include "strategy/strategy.h"
+#include "core/error.h"
+
+/* ctx->scratch while a job runs: the tile counts (then offsets, u64), the
+ * scan's levels, then one u32 count per work-item from u32 element
+ * items_off on. */
+typedef struct {
+    tile_kit kit;
+    scan_kit scan;
+    uint64_t items_off;
+} two_pass_plan;
+
+static clnz_status plan_make(clnz_context *ctx, const nz_job *job, two_pass_plan *p)
+{
+    clnz_status st = tile_kit_make(ctx, job, &p->kit);
+    if (!st)
+        st = scan_kit_make(ctx, 1, &p->scan);
+    if (st)
+        return st;
+    uint64_t elems = p->kit.tiles + scan_scratch_elems(&p->scan, p->kit.tiles);
+    p->items_off = elems * 2;
+    return plan_scratch(ctx, (size_t)(elems * sizeof(cl_ulong) +
+                                      p->kit.tiles * p->kit.cfg.wg * sizeof(cl_uint)));
+}
+
+static int two_pass_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
+{
+    (void)ctx, (void)job, (void)why, (void)n;
+    return 1; /* any size: the scratch it needs is checked when it is planned */
+}
+
+static clnz_status counted(chain *ch, nz_job *job, const two_pass_plan *p)
+{
+    clnz_context *ctx = ch->ctx;
+    clnz_status st = tile_count(ch, job, &p->kit, ctx->scratch, p->items_off);
+    if (!st)
+        st = scan_run(ch, &p->scan, ctx->scratch, 0, ctx->scratch, 0, p->kit.tiles, job->count,
+                      job->count_off, p->kit.tiles);
+    if (!st)
+        st = tile_batch_offsets(ch, job, &p->kit, p->items_off);
+    return st;
+}
+
+static clnz_status two_pass_count(chain *ch, nz_job *job)
+{
+    if (job->t.n == 0)
+        return job_empty(ch, job);
+    two_pass_plan p;
+    clnz_status st = plan_make(ch->ctx, job, &p);
+    return st ? st : counted(ch, job, &p);
+}
+
+static clnz_status two_pass_write(chain *ch, nz_job *job, int already_counted)
+{
+    if (job->t.n == 0)
+        return job_empty(ch, job);
+    two_pass_plan p;
+    clnz_status st = plan_make(ch->ctx, job, &p);
+    if (!st && !already_counted)
+        st = counted(ch, job, &p);
+    if (!st)
+        st = tile_write(ch, job, &p.kit, ch->ctx->scratch, 0, p.items_off, 0);
+    return st;
+}
+
+const strategy strategy_two_pass = {CLNZ_STRATEGY_TWO_PASS, two_pass_serves, two_pass_count,
+                                    two_pass_write};

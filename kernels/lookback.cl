@@ -1,0 +1,267 @@
+/* lookback.cl: count, nonzero and select in one pass over the input, with
+ * tile offsets found by decoupled look-back (Merrill and Garland, "Single-pass
+ * Parallel Prefix Scan with Decoupled Look-back", 2016), in OpenCL C 1.2.
+ *
+ * A work-group takes the next tile id from an atomic counter and handles
+ * tile t, TILE = local size x ITEMS consecutive elements:
+ *   1. load: work-item l reads elements t*TILE + j*WG + l (j < ITEMS):
+ *      consecutive work-items read consecutive elements (coalesced); the
+ *      predicate's result goes to local memory, one byte per element;
+ *   2. count: work-item l counts the bytes of its run l*ITEMS..+ITEMS, a
+ *      work-group scan of those counts gives each run's place in the tile
+ *      and the tile's aggregate;
+ *   3. look-back: the tile publishes its aggregate, then reads the state of
+ *      tiles t-1, t-2, ... adding aggregates until it finds an inclusive
+ *      prefix, and publishes its own inclusive prefix;
+ *   4. write: each run stages the tile-local index of its selected elements
+ *      in local memory, in order; then consecutive work-items write
+ *      consecutive entries (coordinates, flat indices or x's values) at the
+ *      tile's offset, so the stores are contiguous too.
+ * The input is read once (twice only by a tile that had to fall back, see
+ * below); only the last tile writes the count.
+ *
+ * Memory ordering with OpenCL 1.2 alone. The only data that crosses
+ * work-groups while the kernel runs are the tiles' states, and every access
+ * to them is an atomic function on global memory (atomic_xchg to publish,
+ * atomic_add(p, 0) to read), which the 1.2 specification makes atomic with
+ * respect to all work-items of the device. A state carries its own value,
+ * so a reader never needs ordering between two locations: with 64-bit
+ * atomics (cl_khr_int64_base_atomics, LB_ATOM64) a state is one word, the
+ * flag in the top two bits and the value below; without them it is two
+ * 32-bit words, each holding the flag and 30 bits of the value, and a
+ * reader accepts a pair only when both words carry the same flag (a pair
+ * read while the owner moves from aggregate to prefix shows two flags and
+ * is read again). Values below 2^60 fit: more than any device holds.
+ *
+ * Forward progress. OpenCL 1.2 promises none between work-groups. Tile ids
+ * come from the counter, so a tile only ever waits on tiles that began
+ * before it; on devices that run begun work-groups to completion this
+ * always ends. Elsewhere a waiting tile gives up after LB_SPIN reads of a
+ * predecessor still in its invalid state and counts that predecessor's
+ * elements itself from the input (read-only, so always possible), then
+ * goes on to the tile before it: the pass cannot deadlock on any device.
+ * The look-back is work-item 0's alone, so no barrier sits in a loop. */
+#ifndef ITEMS
+#define ITEMS 8
+#endif
+#ifndef LB_SPIN
+#define LB_SPIN 4096
+#endif
+#ifndef LB_ATOM64
+#define LB_ATOM64 0
+#endif
+#include "element.cl"
+#include "value.cl"
+#define BLELLOCH_T uint
+#include "blelloch.cl"
+
+#if LB_ATOM64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+typedef volatile __global ulong lb_state_t;
+#define LB_WORDS 1
+#else
+typedef volatile __global uint lb_state_t;
+#define LB_WORDS 2
+#endif
+
+#define LB_VALUE30 0x3fffffffu
+
+/* ---- tile states ---- */
+inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
+{
+#if LB_ATOM64
+    atom_xchg(&st[t], ((ulong)flag << 62) | value);
+#else
+    atomic_xchg(&st[2 * t], (flag << 30) | (uint)(value & LB_VALUE30));
+    atomic_xchg(&st[2 * t + 1], (flag << 30) | (uint)((value >> 30) & LB_VALUE30));
+#endif
+}
+
+/* The flag (ABI_TILE_INVALID while none is whole) and value of tile t. */
+inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
+{
+#if LB_ATOM64
+    ulong w = atom_add(&st[t], 0UL); /* atom_or is an extended atomic: add 0 reads */
+    *value = w & ((1UL << 62) - 1);
+    return (uint)(w >> 62);
+#else
+    uint a = atomic_add(&st[2 * t], 0u), b = atomic_add(&st[2 * t + 1], 0u);
+    if ((a >> 30) != (b >> 30))
+        return ABI_TILE_INVALID;
+    *value = (ulong)(a & LB_VALUE30) | ((ulong)(b & LB_VALUE30) << 30);
+    return a >> 30;
+#endif
+}
+
+/* ---- elements ---- */
+/* Where flat element g lies in memory (element units, from in_off). */
+inline long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
+{
+    if (contiguous)
+        return (long)g;
+    long off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+        ulong e = (ulong)META_SHAPE(meta, d);
+        off += (long)(g % e) * META_STRIDE(meta, rank, d);
+        g /= e;
+    }
+    return off;
+}
+
+/* Is element g (of n) selected? 0 past the end. */
+inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n, int rank,
+                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                        uint invert)
+{
+    if (g >= n)
+        return 0;
+    return elem_selected(in[in_off + lb_offset(g, rank, meta, contiguous)], lo, hi, invert);
+}
+
+/* The selected elements of tile p, counted by one work-item (the fallback
+ * of a look-back that waited too long for p to publish). */
+inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
+                           __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                           uint invert, ulong p)
+{
+    ulong tile = get_local_size(0) * (ulong)ITEMS, start = p * tile, c = 0;
+    for (ulong i = start; i < start + tile && i < n; ++i)
+        c += lb_selected(in, in_off, i, n, rank, meta, contiguous, lo, hi, invert);
+    return c;
+}
+
+/* ---- entries ---- */
+inline void lb_put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
+{
+    if (idx_bytes == 8)
+        ((__global long *)out)[pos] = value;
+    else
+        ((__global uint *)out)[pos] = (uint)value;
+}
+
+/* Entry `slot` for flat element f: its coordinates (column j of a width-W
+ * entry is dimension rank - W + j, zero before dimension 0; reverse: the
+ * columns in the opposite order) or, flat, f itself. */
+inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layout,
+                          int width, int reverse, int idx_bytes, ulong slot, ulong f, int rank,
+                          __global const long *meta)
+{
+    if (layout == ABI_LAYOUT_FLAT) {
+        lb_put_index(out, out_off + slot, (long)f, idx_bytes);
+        return;
+    }
+    ulong rem = f;
+    for (int d = rank - 1; d >= rank - width; --d) {
+        long c = 0;
+        if (d >= 0) {
+            ulong e = (ulong)META_SHAPE(meta, d);
+            c = (long)(rem % e);
+            rem /= e;
+        }
+        int j = d - (rank - width);     /* column of dimension d */
+        int col = reverse ? width - 1 - j : j;
+        ulong pos = layout == ABI_LAYOUT_ROWS ? slot * (ulong)width + (ulong)col
+                                              : (ulong)col * capacity + slot;
+        lb_put_index(out, out_off + pos, c, idx_bytes);
+    }
+}
+
+/* emit: ABI_EMIT_COUNT, ABI_EMIT_COORDS or ABI_EMIT_VALUES (kernels/abi.h).
+ * status: LB_WORDS words per tile and then the tile counter, zeroed before
+ * the launch. batches > 0: offsets[offsets_off + b] gets the selected
+ * elements before flat index b * item_elems, for b < batches. flags: TILE
+ * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. */
+__kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
+                     __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                     uint invert, lb_state_t *status, ulong tiles, int emit,
+                     __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                     int reverse, int idx_bytes, __global const value_t *x, long x_off,
+                     __global const long *x_meta, int x_contiguous, __global ulong *count,
+                     ulong count_off, __global long *offsets, ulong offsets_off, ulong batches,
+                     ulong item_elems, uint p2, __local uchar *flags, __local uint *sel,
+                     __local uint *scratch)
+{
+    __local ulong tile_id, excl_prefix;
+    uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
+    if (l == 0) /* the tiles' counter follows their states */
+        tile_id = atomic_inc((volatile __global uint *)(status + LB_WORDS * tiles));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong t = tile_id, start = t * (ulong)wg * ITEMS;
+
+    /* 1. load, coalesced */
+    for (uint j = 0; j < ITEMS; ++j)
+        flags[j * wg + l] = (uchar)lb_selected(in, in_off, start + j * wg + l, n, rank, meta,
+                                               contiguous, lo, hi, invert);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 2. count: each work-item's run, then the runs' places in the tile */
+    uint run = 0;
+    for (uint j = 0; j < ITEMS; ++j)
+        run += flags[l * ITEMS + j];
+    uint aggregate;
+    uint place = wg_exclusive_scan(run, scratch, p2, &aggregate);
+
+    /* 3. look-back, by work-item 0 alone: no barrier inside a loop (some
+     * compilers, PoCL's among them, mishandle barriers in loops even when
+     * every work-item takes the same path) */
+    if (l == 0) {
+        ulong excl = 0;
+        uint f = ABI_TILE_AGGREGATE;
+        /* tile 0's aggregate is its inclusive prefix */
+        lb_publish(status, t, t ? ABI_TILE_AGGREGATE : ABI_TILE_PREFIX, aggregate);
+        for (ulong p = t; p > 0 && f != ABI_TILE_PREFIX; --p) {
+            ulong v = 0;
+            f = ABI_TILE_INVALID;
+            for (uint k = 0; k <= LB_SPIN && f == ABI_TILE_INVALID; ++k)
+                f = lb_read(status, p - 1, &v);
+            if (f == ABI_TILE_INVALID) /* waited long enough: count it ourselves */
+                v = lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1);
+            excl += v;
+        }
+        if (t)
+            lb_publish(status, t, ABI_TILE_PREFIX, excl + aggregate);
+        excl_prefix = excl;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong excl = excl_prefix;
+    if (t == tiles - 1 && l == 0)
+        count[count_off] = excl + aggregate;
+
+    /* the items that begin in this work-item's run: where their entries start */
+    if (batches) {
+        ulong first = start + (ulong)l * ITEMS, last = first + ITEMS;
+        ulong b = (first + item_elems - 1) / item_elems;
+        uint before = 0, j = 0;
+        for (; b < batches && b * item_elems < last; ++b) {
+            for (; first + j < b * item_elems; ++j)
+                before += flags[l * ITEMS + j];
+            offsets[offsets_off + b] = (long)(excl + place + before);
+        }
+    }
+    if (emit == ABI_EMIT_COUNT || excl >= capacity)
+        return;
+
+    /* 4. write: stage the selected elements' tile-local indices in order, then
+     * consecutive work-items write consecutive entries */
+    uint o = place;
+    for (uint j = 0; j < ITEMS; ++j) /* a branch: a slot past the run is the next run's */
+        if (flags[l * ITEMS + j])
+            sel[o++] = l * ITEMS + j;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ulong room = capacity - excl;
+    uint entries = room < aggregate ? (uint)room : aggregate;
+    /* a trip count the same for every work-item, the body guarded: PoCL
+     * runs `for (e = l; e < entries; e += wg)` once too often here */
+    for (uint k = 0; k < (entries + wg - 1) / wg; ++k) {
+        uint e = k * wg + l;
+        if (e >= entries)
+            continue;
+        ulong f = start + sel[e], slot = excl + e;
+        if (emit == ABI_EMIT_VALUES)
+            ((__global value_t *)out)[out_off + slot] =
+                x[x_off + lb_offset(f, rank, x_meta, x_contiguous)];
+        else
+            lb_put_coords(out, out_off, capacity, layout, width, reverse, idx_bytes, slot, f,
+                          rank, meta);
+    }
+}

@@ -1,0 +1,497 @@
+/* test_strategies.c: every compacting operation under every strategy that
+ * serves it (forced per context with clnz_context_set_strategy), against
+ * the sequential reference of testutil.c: nonzero in every layout, index
+ * type, order, width and static size, count, select with and without a
+ * mask, batched nonzero (CSR) and the channel rule, through the blocking
+ * and the device-resident calls, on contiguous, reversed and transposed
+ * views, at several launch shapes. The look-back strategy also runs with
+ * its fallback forced (a tile that finds its predecessor unpublished counts
+ * it itself: CLNZ_LOOKBACK_SPIN=0) and with 32-bit tile states
+ * (CLNZ_LOOKBACK_ATOMICS=32). A forced strategy that cannot serve a call
+ * fails with CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why; auto takes one
+ * launch for an input of one tile. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A clnz context of its own (its forced strategy and launch, and the
+ * environment it reads when made) over the test context's OpenCL context
+ * and queue, where tu_buffer makes buffers. */
+static clnz_context *new_context(clnz_strategy s, size_t wg, size_t items)
+{
+    clnz_context *ctx = NULL, *shared = tu_context();
+    char msg[300];
+    if (clnz_context_wrap(clnz_context_cl_context(shared), clnz_context_queue(shared), &ctx, msg,
+                          sizeof msg))
+        fail_msg("context: %s", msg);
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, s));
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, wg, items));
+    return ctx;
+}
+
+/* A test input: a C-order, reversed or transposed view of random data. */
+typedef struct {
+    clnz_dtype dt;
+    int rank;
+    int64_t shape[3], strides[3];
+    void *buf;   /* the allocation */
+    char *first; /* logical element 0 */
+    size_t span; /* elements in buf */
+    int64_t base; /* element offset of logical element 0 in buf */
+    clnz_tensor t;
+} input;
+
+static void input_make(input *in, clnz_dtype dt, int rank, const int64_t *shape, int view,
+                       double density)
+{
+    memset(in, 0, sizeof *in);
+    in->dt = dt, in->rank = rank;
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d)
+        n *= (in->shape[d] = shape[d]);
+    size_t es = clnz_dtype_size(dt);
+    in->span = (size_t)(n ? n : 1);
+    in->buf = malloc(in->span * es);
+    tu_fill(dt, in->buf, in->span, density);
+    /* view 0: C order; 1: every dimension reversed; 2: transposed (Fortran) */
+    int64_t s = 1;
+    for (int k = 0; k < rank; ++k) {
+        int d = view == 2 ? k : rank - 1 - k;
+        in->strides[d] = view == 1 ? -s : s;
+        s *= shape[d] ? shape[d] : 1;
+    }
+    for (int d = 0; d < rank; ++d)
+        if (in->strides[d] < 0 && shape[d] > 0)
+            in->base += -in->strides[d] * (shape[d] - 1);
+    in->first = (char *)in->buf + in->base * (int64_t)es;
+    in->t = (clnz_tensor){dt, rank, in->shape, view ? in->strides : NULL};
+}
+
+/* Element offset of C-order logical element i from logical element 0. */
+static int64_t view_offset(const input *in, int64_t i)
+{
+    if (!in->t.strides)
+        return i;
+    int64_t off = 0;
+    for (int d = in->rank - 1; d >= 0; --d) {
+        off += (i % in->shape[d]) * in->strides[d];
+        i /= in->shape[d];
+    }
+    return off;
+}
+
+/* What a strategy must give: the reference in the caller's options. */
+static void expect_nonzero(clnz_context *ctx, const input *in, const clnz_predicate *pred,
+                           const clnz_nonzero_options *o, const char *what)
+{
+    int64_t z, entries;
+    int per;
+    int64_t *want = tu_ref_nonzero(&in->t, in->first, pred, o, &z, &entries, &per);
+    clnz_result r;
+    TU_CHECK(ctx, clnz_nonzero(ctx, &in->t, in->first, pred, o, &r));
+    assert_int_equal(r.count, z);
+    size_t n = (size_t)(entries * per);
+    int64_t *got = tu_widen(r.indices, r.index_type, n);
+    if (n && memcmp(got, want, n * 8))
+        fail_msg("%s: blocking nonzero differs (layout %d index %d order %d size %d)", what,
+                 o->layout, o->index_type, o->order, o->has_size ? (int)o->size : -1);
+    free(got);
+    clnz_result_free(&r);
+
+    /* device-resident, one entry short of the count: nothing past it */
+    size_t es = clnz_dtype_size(in->dt), ib = o->index_type == CLNZ_INDEX_INT64 ? 8 : 4;
+    uint64_t cap = z > 0 ? (uint64_t)z - 1 : 0;
+    if (o->has_size)
+        cap = (uint64_t)o->size;
+    size_t slots = (size_t)cap * (size_t)per, guard = 64;
+    unsigned char *host = malloc((slots + guard) * ib);
+    memset(host, 0xa5, (slots + guard) * ib);
+    cl_mem ib_ = tu_buffer(in->span * es, in->buf), out = tu_buffer((slots + guard) * ib, host),
+           cnt = tu_buffer(8, NULL);
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &in->t, ib_, (size_t)in->base * es, pred, o, out, 0,
+                                       cap, cnt, 0, 0, NULL, NULL));
+    uint64_t dz = 0;
+    tu_read(cnt, 0, 8, &dz);
+    assert_int_equal(dz, (uint64_t)z);
+    tu_read(out, 0, (slots + guard) * ib, host);
+    for (size_t i = slots * ib; i < (slots + guard) * ib; ++i)
+        if (host[i] != 0xa5)
+            fail_msg("%s: enqueue wrote past its capacity (layout %d width %d size %d: byte %zu "
+                     "of %zu)",
+                     what, o->layout, o->width, o->has_size ? (int)o->size : -1, i, slots * ib);
+    /* rows and flat: the first entries are the reference's (columns are
+     * `cap` apart, the reference's `entries`) */
+    if (o->layout != CLNZ_LAYOUT_COLUMNS && slots) {
+        int64_t *g = tu_widen(host, o->index_type, slots);
+        if (memcmp(g, want, slots * 8))
+            fail_msg("%s: device-resident nonzero differs", what);
+        free(g);
+    }
+    clReleaseMemObject(ib_);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+    free(host);
+    free(want);
+}
+
+static void expect_count(clnz_context *ctx, const input *in, const clnz_predicate *pred)
+{
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    int64_t z, entries;
+    int per;
+    free(tu_ref_nonzero(&in->t, in->first, pred, &o, &z, &entries, &per));
+    int64_t got = -1;
+    TU_CHECK(ctx, clnz_count(ctx, &in->t, in->first, pred, &got));
+    assert_int_equal(got, z);
+    size_t es = clnz_dtype_size(in->dt);
+    cl_mem b = tu_buffer(in->span * es, in->buf), cnt = tu_buffer(16, NULL);
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &in->t, b, (size_t)in->base * es, pred, cnt, 8, 0, NULL,
+                                     NULL));
+    uint64_t dz = 0;
+    tu_read(cnt, 8, 8, &dz);
+    assert_int_equal(dz, (uint64_t)z);
+    clReleaseMemObject(b);
+    clReleaseMemObject(cnt);
+}
+
+/* select: x's values where pred holds on the mask (or on x). */
+static void expect_select(clnz_context *ctx, const input *x, const input *mask,
+                          const clnz_predicate *pred)
+{
+    const input *m = mask ? mask : x;
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_FLAT;
+    int64_t z, entries;
+    int per;
+    int64_t *at = tu_ref_nonzero(&m->t, m->first, pred, &o, &z, &entries, &per);
+    size_t es = clnz_dtype_size(x->dt);
+    char *want = malloc((size_t)z * es + 1);
+    for (int64_t k = 0; k < z; ++k)
+        memcpy(want + k * (int64_t)es, x->first + view_offset(x, at[k]) * (int64_t)es, es);
+    clnz_array a;
+    TU_CHECK(ctx, clnz_select(ctx, &x->t, x->first, mask ? &mask->t : NULL,
+                              mask ? mask->first : NULL, pred, &a));
+    assert_int_equal(a.shape[0], z);
+    if (z && memcmp(a.data, want, (size_t)z * es))
+        fail_msg("select differs from the reference");
+    clnz_array_free(&a);
+    /* device-resident, full capacity */
+    size_t ms = clnz_dtype_size(m->dt);
+    cl_mem xb = tu_buffer(x->span * es, x->buf), mb = tu_buffer(m->span * ms, m->buf),
+           out = tu_buffer((size_t)z * es + 8, NULL), cnt = tu_buffer(8, NULL);
+    TU_CHECK(ctx, clnz_select_enqueue(ctx, &x->t, xb, (size_t)x->base * es,
+                                      mask ? &mask->t : NULL, mb, (size_t)m->base * ms, pred, out,
+                                      0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
+    uint64_t dz = 0;
+    tu_read(cnt, 0, 8, &dz);
+    assert_int_equal(dz, (uint64_t)z);
+    if (z) {
+        char *got = malloc((size_t)z * es);
+        tu_read(out, 0, (size_t)z * es, got);
+        if (memcmp(got, want, (size_t)z * es))
+            fail_msg("device-resident select differs from the reference");
+        free(got);
+    }
+    clReleaseMemObject(xb);
+    clReleaseMemObject(mb);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+    free(want);
+    free(at);
+}
+
+/* Batched: offsets and each item's entries against the reference of the
+ * item (C-order inputs only: an item is then a contiguous block). */
+static void expect_batched(clnz_context *ctx, const input *in, const clnz_predicate *pred)
+{
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    clnz_result r;
+    clnz_array offs;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &in->t, in->first, pred, &o, &r, &offs));
+    int64_t batches = in->shape[0], item_n = 1;
+    for (int d = 1; d < in->rank; ++d)
+        item_n *= in->shape[d];
+    const int64_t *off = offs.data;
+    int w = in->rank - 1;
+    assert_int_equal(off[0], 0);
+    clnz_tensor item = {in->dt, w, in->shape + 1, NULL};
+    for (int64_t b = 0; b < batches; ++b) {
+        int64_t z, entries;
+        int per;
+        int64_t *want = tu_ref_nonzero(&item, in->first + b * item_n * (int64_t)clnz_dtype_size(in->dt),
+                                       pred, &o, &z, &entries, &per);
+        assert_int_equal(off[b + 1] - off[b], z);
+        int64_t *got = tu_widen((char *)r.indices + off[b] * w * 8, r.index_type, (size_t)(z * w));
+        if (z > 0 && w > 0 && memcmp(got, want, (size_t)(z * w) * 8))
+            fail_msg("batched item %lld differs", (long long)b);
+        free(got);
+        free(want);
+    }
+    assert_int_equal(off[batches], r.count);
+    clnz_result_free(&r);
+    clnz_array_free(&offs);
+}
+
+/* The channel rule: the last dimension is a pixel's channels. */
+static void expect_channels(clnz_context *ctx, const input *in, const clnz_predicate *pred,
+                            clnz_channel_rule rule)
+{
+    int64_t pixels = 1, ch = in->shape[in->rank - 1];
+    for (int d = 0; d < in->rank - 1; ++d)
+        pixels *= in->shape[d];
+    uint8_t *sel = malloc((size_t)pixels + 1);
+    size_t es = clnz_dtype_size(in->dt);
+    for (int64_t p = 0; p < pixels; ++p) {
+        int any = 0, all = 1;
+        for (int64_t k = 0; k < ch; ++k) {
+            const char *e = in->first + view_offset(in, p * ch + k) * (int64_t)es;
+            int s = pred ? tu_ref_selected(in->dt, e, pred)
+                         : tu_ref_selected(in->dt, e, &(clnz_predicate){CLNZ_OP_NONZERO});
+            any |= s, all &= s;
+        }
+        sel[p] = (uint8_t)(rule == CLNZ_CHANNELS_ALL ? all : any);
+    }
+    clnz_tensor mt = {CLNZ_U8, in->rank - 1, in->shape, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    int64_t z, entries;
+    int per;
+    int64_t *want = tu_ref_nonzero(&mt, sel, NULL, &o, &z, &entries, &per);
+    clnz_result r;
+    TU_CHECK(ctx, clnz_nonzero_channels(ctx, &in->t, in->first, pred, rule, &o, &r));
+    assert_int_equal(r.count, z);
+    size_t n = (size_t)(entries * per);
+    if (n && memcmp(r.indices, want, n * 8))
+        fail_msg("channel rule %d differs", (int)rule);
+    clnz_result_free(&r);
+    free(want);
+    free(sel);
+}
+
+/* Everything on one input: layouts, index types, orders, widths, sizes. */
+static void run_input(clnz_context *ctx, const input *in, const input *mask, const char *what)
+{
+    clnz_predicate nonzero = clnz_pred_nonzero(), gt = clnz_pred_float(CLNZ_OP_GT, 0.25);
+    for (int layout = 0; layout < 3; ++layout) {
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.layout = (clnz_layout)layout;
+        o.index_type = (clnz_index_type)((layout + in->rank) % 3);
+        if (layout != CLNZ_LAYOUT_FLAT && in->rank % 2)
+            o.order = CLNZ_ORDER_XY;
+        expect_nonzero(ctx, in, layout == 1 ? &gt : NULL, &o, what);
+    }
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.width = in->rank + 2; /* DirectML's wider entries */
+    expect_nonzero(ctx, in, NULL, &o, what);
+    clnz_nonzero_options_init(&o);
+    o.has_size = 1, o.size = 7, o.fill = -3; /* nonzero_static, short or long */
+    expect_nonzero(ctx, in, &nonzero, &o, what);
+    expect_count(ctx, in, &gt);
+    expect_select(ctx, in, NULL, &gt);
+    expect_select(ctx, in, mask, NULL);
+    if (in->rank >= 2) {
+        expect_channels(ctx, in, &gt, CLNZ_CHANNELS_ANY);
+        expect_channels(ctx, in, NULL, CLNZ_CHANNELS_ALL);
+    }
+    if (in->rank >= 2 && !in->t.strides) {
+        if (clnz_context_strategy(ctx) != CLNZ_STRATEGY_SINGLE_TILE) {
+            expect_batched(ctx, in, &gt);
+        } else { /* it writes no per-item offsets: refused, with the reason */
+            clnz_result r;
+            clnz_array offs;
+            assert_int_equal(clnz_nonzero_batched(ctx, &in->t, in->first, &gt, NULL, &r, &offs),
+                             CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+            assert_non_null(strstr(clnz_context_message(ctx), "batch offsets"));
+        }
+    }
+}
+
+/* The shapes every strategy runs: tiny to many tiles, ranks 1 to 3. */
+static const struct {
+    int rank;
+    int64_t shape[3];
+} shapes[] = {{1, {1}}, {1, {33}}, {2, {7, 9}}, {3, {3, 5, 20}}, {1, {5000}}, {2, {61, 183}},
+              {3, {9, 40, 33}}, {1, {0}}, {2, {4, 0}}};
+
+static const clnz_dtype dtypes[] = {CLNZ_F32, CLNZ_U8, CLNZ_I64, CLNZ_F16};
+
+static void run_strategy(clnz_strategy s, size_t wg, size_t items)
+{
+    clnz_context *ctx = new_context(s, wg, items);
+    char what[96];
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k) {
+        clnz_dtype dt = dtypes[k % 4];
+        input in, mask;
+        int view = (int)(k % 3);
+        input_make(&in, dt, shapes[k].rank, shapes[k].shape, view, k % 2 ? 0.6 : 0.1);
+        input_make(&mask, dtypes[(k + 1) % 4], shapes[k].rank, shapes[k].shape, 2 - view, 0.5);
+        snprintf(what, sizeof what, "%s wg %zu items %zu shape %zu view %d",
+                 clnz_strategy_name(s), wg, items, k, view);
+        uint64_t n = 1;
+        for (int d = 0; d < in.rank; ++d)
+            n *= (uint64_t)in.shape[d];
+        if (s == CLNZ_STRATEGY_SINGLE_TILE && n > (uint64_t)(wg * items)) {
+            /* more than one tile: refused with the reason, never run another way */
+            int64_t c;
+            assert_int_equal(clnz_count(ctx, &in.t, in.first, NULL, &c),
+                             CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+            assert_non_null(strstr(clnz_context_message(ctx), "single-tile"));
+        } else {
+            run_input(ctx, &in, &mask, what);
+        }
+        free(in.buf);
+        free(mask.buf);
+    }
+    clnz_stats st;
+    TU_CHECK(ctx, clnz_context_stats(ctx, &st));
+    for (int k = 1; k < CLNZ_STRATEGY_COUNT; ++k) /* every call ran the forced one */
+        if (k != (int)s && st.strategy_runs[k])
+            fail_msg("%s forced, but %s ran %llu calls", clnz_strategy_name(s),
+                     clnz_strategy_name((clnz_strategy)k),
+                     (unsigned long long)st.strategy_runs[k]);
+    assert_true(st.strategy_runs[s] > 0);
+    clnz_context_release(ctx);
+}
+
+/* Launch shapes each strategy runs at: odd and tiny groups, and one group
+ * of a few work-items with long runs (the CPU shape). */
+static const tu_launch shapes_quick[] = {{2, 3}, {37, 3}, {4, 256}};
+static const tu_launch shapes_full[] = {{1, 1}, {2, 3}, {3, 5}, {8, 2}, {37, 3}, {64, 64},
+                                        {256, 8}, {4, 256}, {1024, 1}};
+
+static void each_strategy_at_each_shape(clnz_strategy s)
+{
+    int full = tu_full();
+    const tu_launch *l = full ? shapes_full : shapes_quick;
+    int n = full ? (int)(sizeof shapes_full / sizeof shapes_full[0])
+                 : (int)(sizeof shapes_quick / sizeof shapes_quick[0]);
+    for (int i = 0; i < n; ++i)
+        run_strategy(s, l[i].wg, l[i].items);
+}
+
+static void test_single_tile(void **state)
+{
+    (void)state;
+    each_strategy_at_each_shape(CLNZ_STRATEGY_SINGLE_TILE);
+}
+
+static void test_two_pass(void **state)
+{
+    (void)state;
+    each_strategy_at_each_shape(CLNZ_STRATEGY_TWO_PASS);
+}
+
+static void test_lookback(void **state)
+{
+    (void)state;
+    each_strategy_at_each_shape(CLNZ_STRATEGY_LOOKBACK);
+}
+
+/* The look-back's other paths: every tile falls back on finding its
+ * predecessor unpublished (no waiting at all), and tile states in two
+ * 32-bit words. Both give the same results. */
+static void test_lookback_fallback_and_32bit_states(void **state)
+{
+    (void)state;
+    const char *env[][2] = {{"CLNZ_LOOKBACK_SPIN", "0"}, {"CLNZ_LOOKBACK_ATOMICS", "32"}};
+    for (int e = 0; e < 2; ++e) {
+        setenv(env[e][0], env[e][1], 1);
+        run_strategy(CLNZ_STRATEGY_LOOKBACK, 3, 5);
+        run_strategy(CLNZ_STRATEGY_LOOKBACK, 64, 2);
+        unsetenv(env[e][0]);
+    }
+}
+
+static void test_stream(void **state)
+{
+    (void)state;
+    each_strategy_at_each_shape(CLNZ_STRATEGY_STREAM);
+}
+
+/* auto: one tile takes one launch (single-tile); many tiles on this device
+ * take what the device type or the tuning data say, and never single-tile. */
+static void test_auto_choice(void **state)
+{
+    (void)state;
+    clnz_context *ctx = new_context(CLNZ_STRATEGY_AUTO, 16, 16);
+    assert_int_equal(clnz_context_strategy(ctx), CLNZ_STRATEGY_AUTO);
+    input small, large;
+    int64_t s1[] = {100}, s2[] = {100000};
+    input_make(&small, CLNZ_F32, 1, s1, 0, 0.5);
+    input_make(&large, CLNZ_F32, 1, s2, 0, 0.5);
+    int64_t c;
+    clnz_stats before, after;
+    TU_CHECK(ctx, clnz_context_stats(ctx, &before));
+    TU_CHECK(ctx, clnz_count(ctx, &small.t, small.first, NULL, &c));
+    TU_CHECK(ctx, clnz_context_stats(ctx, &after));
+    assert_int_equal(after.strategy_runs[CLNZ_STRATEGY_SINGLE_TILE],
+                     before.strategy_runs[CLNZ_STRATEGY_SINGLE_TILE] + 1);
+    TU_CHECK(ctx, clnz_count(ctx, &large.t, large.first, NULL, &c));
+    TU_CHECK(ctx, clnz_context_stats(ctx, &before));
+    assert_int_equal(before.strategy_runs[CLNZ_STRATEGY_SINGLE_TILE],
+                     after.strategy_runs[CLNZ_STRATEGY_SINGLE_TILE]);
+    free(small.buf);
+    free(large.buf);
+    clnz_context_release(ctx);
+}
+
+/* Names, and the errors of forcing: an unknown strategy (API and
+ * CLNZ_STRATEGY) is refused; a strategy that cannot serve says why. */
+static void test_names_and_errors(void **state)
+{
+    (void)state;
+    const char *names[] = {"auto", "single-tile", "two-pass", "lookback", "stream"};
+    for (int s = 0; s < CLNZ_STRATEGY_COUNT; ++s) {
+        clnz_strategy got;
+        assert_string_equal(clnz_strategy_name((clnz_strategy)s), names[s]);
+        assert_int_equal(clnz_strategy_parse(names[s], &got), CLNZ_SUCCESS);
+        assert_int_equal(got, s);
+    }
+    clnz_strategy got;
+    assert_null(clnz_strategy_name(CLNZ_STRATEGY_COUNT));
+    assert_int_equal(clnz_strategy_parse("fast", &got), CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    assert_int_equal(clnz_strategy_parse(NULL, &got), CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    clnz_context *ctx = tu_context();
+    assert_int_equal(clnz_context_set_strategy(ctx, (clnz_strategy)42),
+                     CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    assert_int_equal(clnz_context_set_strategy(NULL, CLNZ_STRATEGY_AUTO),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    /* CLNZ_STRATEGY: a known name is the context's forced strategy, an
+     * unknown one fails the creation with a message naming it */
+    setenv("CLNZ_STRATEGY", "two-pass", 1);
+    clnz_context *c = NULL;
+    char msg[300];
+    assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_SUCCESS);
+    assert_int_equal(clnz_context_strategy(c), CLNZ_STRATEGY_TWO_PASS);
+    clnz_context_release(c);
+    setenv("CLNZ_STRATEGY", "warp-speed", 1);
+    assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg),
+                     CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    assert_null(c);
+    assert_non_null(strstr(msg, "warp-speed"));
+    unsetenv("CLNZ_STRATEGY");
+}
+
+int main(void)
+{
+    tu_seed("test_strategies");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_errors),
+        cmocka_unit_test(test_auto_choice),
+        cmocka_unit_test(test_single_tile),
+        cmocka_unit_test(test_two_pass),
+        cmocka_unit_test(test_lookback),
+        cmocka_unit_test(test_lookback_fallback_and_32bit_states),
+        cmocka_unit_test(test_stream),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
