@@ -45,7 +45,8 @@ PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
           tests/test_example.py
 
-.PHONY: all run example test test-asan test-tsan test-valgrind fuzz install uninstall check-kernels deps clean bench bench-tools
+.PHONY: all run example test test-full suites test-asan test-tsan test-valgrind test-oclgrind fuzz \
+        install uninstall check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
 # Objects depend on the Makefile too: its flags (visibility, sanitizers) change them.
@@ -184,27 +185,44 @@ check-kernels:
 	done; \
 	echo "check-kernels: every kernel file compiles alone as OpenCL C 1.2"
 
-# The C suites run against the kernel files themselves too (CLNZ_KERNEL_DIR),
-# so a kernel that only compiles once embedded cannot slip through.
-# The suites keep their tuning and program caches in build/, not in ~/.cache.
-test: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
-test: export CLNZ = $(CURDIR)/$(B)/clnz
-test: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
-# the install test builds a program with plain cc, and python loads the
-# module's library: neither with a sanitized one
-INSTALL_TEST ?= 1
-PYMOD_TEST ?= 1
-test: export CLNZ_EXAMPLE = $(CURDIR)/$(B)/threshold_example
-test: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
-	@set -e; for t in $(TEST_BIN); do echo "== $$t"; $$t; done
+# Two tiers. make test (the README's test command, and CI's first step): every
+# operation, dtype family, layout, strategy and error class at small sizes,
+# a few minutes from a fresh clone. make test-full: the long cases too (every
+# launch shape, huge inputs, fault injection, tuning runs: CLNZ_TEST_FULL=1
+# in the suites), the install and Python module tests, then the sanitizers,
+# Oclgrind's checks and the fuzzers. The C suites also run against the
+# kernel files themselves (CLNZ_KERNEL_DIR), so a kernel that only compiles
+# once embedded cannot slip through. The suites keep their tuning and program
+# caches in build/, not in ~/.cache.
+TESTS_FULL_ONLY = test_faults
+SUITES ?= $(filter-out $(TESTS_FULL_ONLY:%=$(B)/%),$(TEST_BIN))
+INSTALL_TEST ?= 0
+PYMOD_TEST ?= 0
+suites: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
+suites: export CLNZ = $(CURDIR)/$(B)/clnz
+suites: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
+suites: export CLNZ_EXAMPLE = $(CURDIR)/$(B)/threshold_example
+suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
+	@set -e; for t in $(SUITES); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
-	@if [ "$(INSTALL_TEST)" = 1 ]; then echo "== make install, used out of tree through pkg-config"; \
-	  tests/test_install.sh $(B); fi
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
 	  $(PYTHON) -m pytest -q $(PYTESTS); fi
+	@if [ "$(INSTALL_TEST)" = 1 ]; then echo "== make install, used out of tree through pkg-config"; \
+	  tests/test_install.sh $(B); fi
 	@if [ "$(PYMOD_TEST)" = 1 ]; then echo "== the Python module against numpy"; \
 	  CLNZ_LIBRARY=$(CURDIR)/$(B)/libclnz.so PYTHONPATH=$(CURDIR)/host/python \
 	  $(PYTHON) -m pytest -q tests/test_python.py; fi
+
+test:
+	@$(MAKE) --no-print-directory suites
+
+test-full: export CLNZ_TEST_FULL = 1
+test-full:
+	@$(MAKE) --no-print-directory suites SUITES="$(TEST_BIN)" INSTALL_TEST=1 PYMOD_TEST=1
+	@$(MAKE) --no-print-directory test-asan PYTESTS="tests/test_cli_image.py tests/test_cli_chunks.py"
+	@$(MAKE) --no-print-directory test-tsan
+	@$(MAKE) --no-print-directory test-oclgrind
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
 
 # The whole suite again, host code built with AddressSanitizer,
 # UndefinedBehaviorSanitizer (every report fatal) and LeakSanitizer, in
@@ -220,7 +238,7 @@ test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0:intercep
 test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
-	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 PYMOD_TEST=0 test
+	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 PYMOD_TEST=0 suites
 
 # The command-line tests with $(B)/clnz under valgrind memcheck: a wrapper in
 # $(B)/valgrind runs each clnz process under it, logging to
@@ -249,6 +267,42 @@ test-valgrind: all $(B)/fault_shim.so
 	@n=$$(ls $(B)/valgrind | grep -c '^log\.'); bad=$$(grep -l . $(B)/valgrind/log.* || true); \
 	if [ -n "$$bad" ]; then cat $$bad; echo "test-valgrind: reports in $$bad"; exit 1; fi; \
 	echo "test-valgrind: $$n clnz processes under memcheck, no report"
+
+# Oclgrind, a second OpenCL implementation that simulates a device and
+# checks every kernel for data races and API misuse: small cases of every
+# strategy (test_strategies), and of the mask, where/select and batched
+# kernels. Its ICD is made visible through a private vendors folder
+# (OCL_ICD_VENDORS), never by touching /etc/OpenCL. Its reports never change
+# an OpenCL return code, so a suite fails on any "Kernel:" or "OCLGRIND
+# FATAL" line on stderr; tests/oclgrind/selfcheck.c first proves that a
+# seeded race is caught. Programs are built fresh (a cached binary loses the
+# source lines of the reports). --uninitialized stays off: Oclgrind 21.10
+# reports false errors on CL_MEM_USE_HOST_PTR buffers with it.
+OCLGRIND_ICD ?= /usr/lib/oclgrind/liboclgrind-rt-icd.so
+OCLGRIND_SUITES = test_strategies test_mask test_select test_batched
+test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
+test-oclgrind: export OCLGRIND_DATA_RACES = 1
+test-oclgrind: export OCLGRIND_CHECK_API = 1
+test-oclgrind: export CLNZ_CACHE_DIR = $(CURDIR)/$(B)/oclgrind/cache
+test-oclgrind: $(OCLGRIND_SUITES:%=$(B)/%) $(B)/oclgrind-selfcheck
+	@[ -f "$(OCLGRIND_ICD)" ] || { echo "test-oclgrind: no $(OCLGRIND_ICD) (scripts/deps installs oclgrind)"; exit 1; }
+	@rm -rf $(B)/oclgrind && mkdir -p $(B)/oclgrind/vendors
+	@echo "$(OCLGRIND_ICD)" > $(B)/oclgrind/vendors/oclgrind.icd
+	@$(B)/oclgrind-selfcheck > $(B)/oclgrind/selfcheck.log 2>&1 || { cat $(B)/oclgrind/selfcheck.log; exit 1; }
+	@grep -q "data race" $(B)/oclgrind/selfcheck.log || { cat $(B)/oclgrind/selfcheck.log; \
+	  echo "test-oclgrind: Oclgrind did not report the seeded race: its checks are not on"; exit 1; }
+	@echo "== Oclgrind reports a seeded race: its checks are on"
+	@set -e; for t in $(OCLGRIND_SUITES); do echo "== $$t under Oclgrind (data races, API)"; \
+	  log=$(B)/oclgrind/$$t.log; \
+	  if ! $(B)/$$t > $$log 2>&1; then tail -40 $$log; exit 1; fi; \
+	  if grep -q "Kernel:\|OCLGRIND FATAL" $$log; then \
+	    grep -B4 -A14 "Kernel:\|OCLGRIND FATAL" $$log | head -80; \
+	    echo "test-oclgrind: Oclgrind reported the kernels of $$t"; exit 1; fi; \
+	done
+
+$(B)/oclgrind-selfcheck: tests/oclgrind/selfcheck.c
+	@mkdir -p $(B)
+	$(CC) -O2 -Wall -o $@ $< -lOpenCL
 
 # The threads suite built with ThreadSanitizer in build/tsan: several threads
 # on one context and on a context each; any report fails it.

@@ -156,9 +156,13 @@ clnz_predicate clnz_pred_float(clnz_op op, double value);
 typedef struct clnz_context clnz_context;
 
 /* A context on a device chosen by `selector`: "P:D" (platform and device
- * index, as `clnz devices` lists them), or NULL for the environment variable
- * CLNZ_DEVICE if set, else the first GPU, else the first device. On failure
- * *out is NULL and, if msg is not NULL, msg gets a one-line reason. */
+ * index, as `clnz devices` lists them), a kind ("gpu", "cpu",
+ * "accelerator"), or a case-insensitive part of the platform and device
+ * names ("nvidia", "pocl"); real devices before simulators (Oclgrind). NULL
+ * means the environment variable CLNZ_DEVICE (the same forms) if set, else
+ * the default: the first GPU that is not a simulator, else the first real
+ * device, else the first device. On failure *out is NULL and, if msg is not
+ * NULL, msg gets a one-line reason. */
 clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,
                                 size_t msg_size);
 
@@ -302,6 +306,7 @@ typedef struct {
     uint64_t global_mem_size;
     uint64_t max_alloc_size;
     clnz_launch_source tuning; /* TUNED, VENDOR or DEFAULT: what is stored for it */
+    char why_default[160];     /* the default device's: why it is ("the first GPU", ...) */
 } clnz_device_info;
 
 /* Fills up to max entries; *count gets the number of devices there are. */

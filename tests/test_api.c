@@ -146,6 +146,8 @@ static void test_device_selection(void **state)
     assert_null(c);
     assert_non_null(strstr(msg, "no device 99"));
     assert_int_equal(clnz_context_create("zero", &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "no device matches"));
+    assert_int_equal(clnz_context_create("1:x", &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
     assert_int_equal(clnz_context_create("0:0", &c, msg, sizeof msg), CLNZ_SUCCESS);
     clnz_context_release(c);
     setenv("CLNZ_DEVICE", "7:0", 1);
@@ -156,9 +158,37 @@ static void test_device_selection(void **state)
     int n = 0, defaults = 0;
     assert_int_equal(clnz_list_devices(infos, 8, &n), CLNZ_SUCCESS);
     assert_true(n >= 1);
-    for (int i = 0; i < n && i < 8; ++i)
+    for (int i = 0; i < n && i < 8; ++i) {
         defaults += infos[i].is_default;
+        if (infos[i].is_default) /* and it says why */
+            assert_true(strstr(infos[i].why_default, "the first") != NULL);
+    }
     assert_int_equal(defaults, 1);
+    /* a kind picks a device of that kind, and a part of a name one whose
+     * names have it, case aside; a kind no device has is an error */
+    const char *kinds[] = {"gpu", "cpu", "accelerator"}, *types[] = {"GPU", "CPU", "ACCELERATOR"};
+    for (int k = 0; k < 3; ++k) {
+        int have = 0;
+        for (int i = 0; i < n && i < 8; ++i)
+            have |= strcmp(infos[i].device_type, types[k]) == 0;
+        clnz_status st = clnz_context_create(kinds[k], &c, msg, sizeof msg);
+        if (!have) {
+            assert_int_equal(st, CLNZ_ERROR_INVALID_DEVICE);
+            continue;
+        }
+        assert_int_equal(st, CLNZ_SUCCESS);
+        cl_device_type t = 0;
+        clGetDeviceInfo(clnz_context_device(c), CL_DEVICE_TYPE, sizeof t, &t, NULL);
+        assert_true(t & (k == 0 ? CL_DEVICE_TYPE_GPU : k == 1 ? CL_DEVICE_TYPE_CPU
+                                                               : CL_DEVICE_TYPE_ACCELERATOR));
+        clnz_context_release(c);
+    }
+    char part[8];
+    snprintf(part, sizeof part, "%.4s", infos[0].device_name);
+    for (char *q = part; *q; ++q) /* another case than the device's */
+        *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 32 : *q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+    assert_int_equal(clnz_context_create(part, &c, msg, sizeof msg), CLNZ_SUCCESS);
+    clnz_context_release(c);
     clnz_context_release(NULL); /* NULL is fine */
 }
 

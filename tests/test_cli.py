@@ -246,6 +246,48 @@ def test_help_and_version():
 def test_devices_marks_the_default():
     lines = run("devices").stdout.splitlines()
     assert lines and sum(line.startswith("*") for line in lines) == 1
+    star = next(line for line in lines if line.startswith("*")).split()[1]
+    assert lines[-1].startswith(f"default {star}: the first")  # and why
+
+
+OCLGRIND_ICD = "/usr/lib/oclgrind/liboclgrind-rt-icd.so"
+
+
+@pytest.mark.skipif(not os.path.exists(OCLGRIND_ICD), reason="no oclgrind (scripts/deps)")
+def test_a_simulator_beside_a_real_device_is_not_the_default(tmp_path, rng):
+    """Oclgrind calls itself a GPU (and a CPU, and an accelerator): with its ICD
+    listed first, beside the system's, the default is still the real device,
+    and a kind or a name picks among them, real devices first."""
+    vendors = tmp_path / "vendors"
+    vendors.mkdir()
+    (vendors / "0-oclgrind.icd").write_text(OCLGRIND_ICD + "\n")
+    for icd in os.listdir("/etc/OpenCL/vendors"):
+        (vendors / icd).write_text(open(os.path.join("/etc/OpenCL/vendors", icd)).read())
+    env = dict(os.environ, OCL_ICD_VENDORS=str(vendors))
+    env.pop("CLNZ_DEVICE", None)
+
+    def devices(**extra):
+        p = subprocess.run([CLNZ, "devices"], capture_output=True, text=True,
+                           env=dict(env, **extra), timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.splitlines()
+
+    lines = devices()
+    sim = next(line for line in lines if "Oclgrind" in line)
+    assert not sim.startswith("*"), lines  # listed, never the default
+    assert "not a simulator" in lines[-1], lines[-1]
+    # a kind only the simulator has picks it, saying so; a name picks by name
+    assert "Oclgrind" in next(line for line in devices(CLNZ_DEVICE="oclgrind") if
+                              line.startswith("*"))
+    a = random_array(rng, "f4", (300,))
+    inp = save(tmp_path, a)
+    for sel in ("oclgrind", "OCLGRIND"):
+        p = subprocess.run([CLNZ, "count", str(inp), "--device", sel], capture_output=True,
+                           text=True, env=env, timeout=TIMEOUT)
+        assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a), p.stderr
+    p = subprocess.run([CLNZ, "count", str(inp), "--device", "no-such-device"],
+                       capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert p.returncode == 2 and "no device matches" in p.stderr, p.stderr
 
 
 def test_device_option(tmp_path, rng):
@@ -406,6 +448,7 @@ def default_device_line(env):
     return next(line for line in out.splitlines() if line.startswith("*"))
 
 
+@pytest.mark.full  # a whole tuning run, twice: the long tier
 def test_tune_two_processes_at_once_then_clear(tmp_path):
     cache = tmp_path / "cache"
     env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
@@ -436,6 +479,7 @@ def test_tune_two_processes_at_once_then_clear(tmp_path):
     assert default_device_line(env).endswith(", defaults")
 
 
+@pytest.mark.full  # a tuning run: the long tier
 def test_autotune_on_first_use(tmp_path, rng):
     cache = tmp_path / "cache"
     a = random_array(rng, "f4", (100, 100))

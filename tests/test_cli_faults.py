@@ -16,7 +16,9 @@ from test_cli import CLNZ, ROOT, SEED, TIMEOUT, random_array, rng, save  # noqa:
 SHIM = os.environ.get("CLNZ_FAULT_SHIM", os.path.join(ROOT, "build", "fault_shim.so"))
 SENTINEL = b"an output from before, which a failed command must leave alone\n"
 
-pytestmark = pytest.mark.skipif(not os.path.exists(SHIM), reason=f"no {SHIM} (make test builds it)")
+# fault injection over every OpenCL call of each command: the long tier
+pytestmark = [pytest.mark.full,
+              pytest.mark.skipif(not os.path.exists(SHIM), reason=f"no {SHIM} (make test builds it)")]
 
 
 def run_faulted(args, k, report):

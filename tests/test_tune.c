@@ -91,6 +91,7 @@ static const struct {
 
 static void test_every_candidate_is_correct(void **state)
 {
+    TU_FULL_ONLY(); /* every candidate of every kernel compiled: the long tier */
     (void)state;
     clnz_context *ctx = tu_context();
     assert_int_equal(clnz_tune_candidates(ctx, "no-such-kernel", 0, NULL, 0), 0);
@@ -235,7 +236,7 @@ static void test_vendor_file_is_the_fallback(void **state)
     assert_int_equal(l.items_per_work_item, 128);
 }
 
-static void test_bad_files_are_ignored_then_replaced(void **state)
+static void test_bad_files_are_ignored(void **state)
 {
     (void)state;
     char path[600];
@@ -259,7 +260,16 @@ static void test_bad_files_are_ignored_then_replaced(void **state)
     /* absurd values are corrupt too */
     write_tuning(path, NULL, 16, 999999, 0);
     assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
-    /* tuning replaces it with a good file that the next context uses */
+}
+
+/* A tuning run replaces another driver's file with a good one that the
+ * next context uses, and every winner is a row it measured. */
+static void test_a_tuning_run_replaces_them(void **state)
+{
+    (void)state;
+    TU_FULL_ONLY(); /* every candidate compiled and timed: the long tier */
+    char path[600];
+    tuning_path(0, path, sizeof path);
     write_tuning(path, "9.9-other", 16, 32, 0);
     clnz_context *ctx = NULL; /* a context of this test's cache folder */
     assert_int_equal(clnz_context_create(NULL, &ctx, NULL, 0), CLNZ_SUCCESS);
@@ -313,7 +323,9 @@ int main(void)
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_vendor_file_is_the_fallback, tu_cache_setup,
                                         tu_cache_teardown),
-        cmocka_unit_test_setup_teardown(test_bad_files_are_ignored_then_replaced, tu_cache_setup,
+        cmocka_unit_test_setup_teardown(test_bad_files_are_ignored, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_a_tuning_run_replaces_them, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_cache_still_works, tu_cache_setup,
                                         tu_cache_teardown),

@@ -25,6 +25,12 @@ double tu_uniform(void);
 /* 1 in the long tier (make test-full sets CLNZ_TEST_FULL=1): every launch
  * shape, larger sizes. */
 int tu_full(void);
+/* The first line of a test of the long tier only: skipped in the quick one. */
+#define TU_FULL_ONLY()   \
+    do {                 \
+        if (!tu_full())  \
+            skip();      \
+    } while (0)
 
 /* Launch shapes every suite runs through: (work-group size, items). The
  * quick tier (make test) takes the first few, the long one all of them. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage_count[] =
-    "usage: clnz count INPUT [--pred OP:VALUE] [--channels any|all] [--device P:D]\n"
+    "usage: clnz count INPUT [--pred OP:VALUE] [--channels any|all] [--device SEL]\n"
     "\n"
     "Prints the number of elements of INPUT that are nonzero, or that satisfy --pred,\n"
     "as one decimal line; with --channels, the number of such pixels (see nonzero).\n";

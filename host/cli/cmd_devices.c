@@ -10,7 +10,9 @@
 static const char usage_devices[] =
     "usage: clnz devices\n"
     "\n"
-    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default.\n"
+    "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default,\n"
+    "and the last line says why (CLNZ_DEVICE, else the first GPU that is not a\n"
+    "simulator, else the first device that is not one).\n"
     "The last column says whether launch parameters are stored for the device: tuned\n"
     "(this device, driver and clnz version), vendor-tuned (another device of the same\n"
     "vendor and type) or defaults.\n";
@@ -40,6 +42,10 @@ int cmd_devices(int argc, char **argv)
                (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30),
                tuning[d->tuning]);
     }
+    for (int i = 0; i < n && i < 64; ++i)
+        if (infos[i].is_default)
+            printf("default %d:%d: %s\n", infos[i].platform, infos[i].device,
+                   infos[i].why_default);
     return EXIT_OK;
 }
 

@@ -13,7 +13,7 @@ static const char usage_nonzero[] =
     "                    [--index int64|int32|uint32] [--pred OP:VALUE] [--width N]\n"
     "                    [--order rc|xy] [--batch --offsets-out OFFSETS.npy]\n"
     "                    [--channels any|all]\n"
-    "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device P:D]\n"
+    "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device SEL]\n"
     "\n"
     "Writes the C-order coordinates of the elements of INPUT (.npy or image) that are\n"
     "nonzero, or that satisfy --pred, to OUTPUT.npy.\n"
@@ -38,7 +38,8 @@ static const char usage_nonzero[] =
     "  --batch            dimension 0 is a batch: OUTPUT gets each item's coordinates\n"
     "                     (rank-1 of them), item after item, and --offsets-out FILE the\n"
     "                     (B+1,) int64 offsets: item b is OUTPUT[off[b]:off[b+1]]\n"
-    "  --device P:D       use platform P, device D (see 'clnz devices')\n";
+    "  --device SEL       the device: P:D as 'clnz devices' lists them, a kind (gpu,\n"
+    "                     cpu, accelerator) or part of its platform's or its name\n";
 
 int cmd_nonzero(int argc, char **argv)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char usage_select[] =
-    "usage: clnz select X -o OUTPUT.npy [--mask M] [--pred OP:VALUE] [--device P:D]\n"
+    "usage: clnz select X -o OUTPUT.npy [--mask M] [--pred OP:VALUE] [--device SEL]\n"
     "\n"
     "Writes the values of X (.npy or image) at the selected positions, in C order, as a 1-D\n"
     "array of X's dtype (numpy: X[M != 0], np.extract; torch.masked_select).\n"
@@ -16,7 +16,8 @@ static const char usage_select[] =
     "                    nonzero (or satisfies --pred)\n"
     "  --pred OP:VALUE   OP is eq, ne, lt, le, gt or ge: the positions where X (or M)\n"
     "                    satisfies it; without --mask and --pred, where X is nonzero\n"
-    "  --device P:D      use platform P, device D (see 'clnz devices')\n";
+    "  --device SEL      the device: P:D as 'clnz devices' lists them, a kind (gpu,\n"
+    "                    cpu, accelerator) or part of its platform's or its name\n";
 
 int cmd_select(int argc, char **argv)
 {

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 static const char usage_tune[] =
-    "usage: clnz tune [--quick] [--device P:D]\n"
+    "usage: clnz tune [--quick] [--device SEL]\n"
     "\n"
     "Finds fast launch parameters (work-group size, items per work-item) for every\n"
     "kernel on the device: each candidate's result is checked against a reference,\n"

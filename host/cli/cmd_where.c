@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage_where[] =
-    "usage: clnz where COND X Y -o OUTPUT.npy [--device P:D]\n"
+    "usage: clnz where COND X Y -o OUTPUT.npy [--device SEL]\n"
     "\n"
     "Writes X where COND (.npy, any dtype) is nonzero and Y elsewhere, element-wise over\n"
     "the broadcast shape of the three (np.where, torch.where). X and Y are .npy files or\n"

@@ -28,12 +28,13 @@ static const char usage_main[] =
     "  where COND X Y -o OUT.npy               X where COND is nonzero, else Y (X, Y: .npy\n"
     "                                          files or numbers), with broadcasting\n"
     "  devices                                 list OpenCL platforms and devices\n"
-    "  tune [--quick] [--device P:D]           find fast launch parameters and store them\n"
+    "  tune [--quick] [--device SEL]           find fast launch parameters and store them\n"
     "  cache [--clear]                         show (or empty) the tuning and program cache\n"
     "\n"
     "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
-    "CLNZ_DEVICE=P:D (or --device P:D) picks the device; the default is the first GPU,\n"
-    "else the first device.\n";
+    "CLNZ_DEVICE=SEL (or --device SEL) picks the device: P:D as 'clnz devices' lists\n"
+    "them, a kind (gpu, cpu, accelerator) or part of a device's name; the default is\n"
+    "the first GPU that is not a simulator, else the first device that is not one.\n";
 
 int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
                  clnz_context **ctx)

@@ -2,9 +2,11 @@
 #include "core/devices.h"
 #include "tune/tune.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
@@ -25,29 +27,110 @@ static cl_uint devices_of(cl_platform_id p, cl_device_id *ids)
     return n < MAX_DEVICES ? n : MAX_DEVICES;
 }
 
-/* First GPU in platform order, else the first device of all. */
-static int default_device(int *pi, int *di)
+/* The names and vendors of the platform and the device, lower case: what
+ * a name selector matches ("pocl" is only in PoCL's platform vendor). */
+static void search_name(cl_platform_id p, cl_device_id d, char *out, size_t n)
+{
+    char dev[128] = "", plat[128] = "", pv[128] = "", dv[128] = "";
+    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof dev - 1, dev, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_VENDOR, sizeof dv - 1, dv, NULL);
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof plat - 1, plat, NULL);
+    clGetPlatformInfo(p, CL_PLATFORM_VENDOR, sizeof pv - 1, pv, NULL);
+    snprintf(out, n, "%s|%s|%s|%s", plat, pv, dev, dv);
+    for (char *c = out; *c; ++c)
+        *c = (char)tolower((unsigned char)*c);
+}
+
+/* A simulator (Oclgrind) or a device that calls itself a GPU and a CPU at
+ * once: never chosen while a real device is there. */
+static int is_simulator(cl_platform_id p, cl_device_id d, cl_device_type t)
+{
+    char name[520];
+    search_name(p, d, name, sizeof name);
+    return ((t & CL_DEVICE_TYPE_GPU) && (t & CL_DEVICE_TYPE_CPU)) || strstr(name, "simulator") ||
+           strstr(name, "oclgrind");
+}
+
+static cl_device_type kind_of(const char *s)
+{
+    return strcasecmp(s, "gpu") == 0           ? CL_DEVICE_TYPE_GPU
+           : strcasecmp(s, "cpu") == 0         ? CL_DEVICE_TYPE_CPU
+           : strcasecmp(s, "accelerator") == 0 ? CL_DEVICE_TYPE_ACCELERATOR
+                                               : 0;
+}
+
+/* How well a device fits a selector: -1 not at all; among matches a real
+ * device (2) before a simulator (1); for the default (selector NULL) a real
+ * GPU (3), then another real device (2), then a simulator (1). */
+static int fit(const char *selector, cl_platform_id p, cl_device_id d)
+{
+    cl_device_type t = 0;
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    int real = !is_simulator(p, d, t);
+    if (!selector)
+        return real ? 2 + ((t & CL_DEVICE_TYPE_GPU) != 0) : 1;
+    cl_device_type kind = kind_of(selector);
+    if (kind)
+        return (t & kind) ? 1 + real : -1;
+    char name[520], want[128];
+    search_name(p, d, name, sizeof name);
+    snprintf(want, sizeof want, "%s", selector);
+    for (char *c = want; *c; ++c)
+        *c = (char)tolower((unsigned char)*c);
+    return strstr(name, want) ? 1 + real : -1;
+}
+
+/* The best fitting device for a selector that is not "P:D" (NULL: the
+ * default), the first in platform order among equals; 0 if none fits.
+ * *why says why it is the one. */
+static int pick(const char *selector, int *pi, int *di, char *why, size_t why_size)
 {
     cl_platform_id ps[MAX_PLATFORMS];
     cl_uint np = platforms(ps);
-    int found = 0;
+    int best = -1, simulators = 0;
     for (cl_uint p = 0; p < np; ++p) {
         cl_device_id ds[MAX_DEVICES];
         cl_uint nd = devices_of(ps[p], ds);
         for (cl_uint d = 0; d < nd; ++d) {
-            cl_device_type type = 0;
-            clGetDeviceInfo(ds[d], CL_DEVICE_TYPE, sizeof type, &type, NULL);
-            if (type & CL_DEVICE_TYPE_GPU) {
-                *pi = (int)p, *di = (int)d;
-                return 1;
-            }
-            if (!found) {
-                *pi = (int)p, *di = (int)d;
-                found = 1;
-            }
+            int f = fit(selector, ps[p], ds[d]);
+            simulators += f == 1;
+            if (f > best)
+                best = f, *pi = (int)p, *di = (int)d;
         }
     }
-    return found;
+    if (best < 0)
+        return 0;
+    const char *skip = simulators && best > 1 ? ", not a simulator" : "";
+    if (!selector)
+        snprintf(why, why_size, "%s%s",
+                 best == 3   ? "the first GPU"
+                 : best == 2 ? "the first device (no GPU)"
+                             : "the first device (only simulators)",
+                 skip);
+    else if (kind_of(selector))
+        snprintf(why, why_size, "the first %s device%s", selector,
+                 best == 1 ? " (a simulator: no other)" : skip);
+    else
+        snprintf(why, why_size, "the first device whose name has '%.60s'%s", selector,
+                 best == 1 ? " (a simulator: no other)" : skip);
+    return 1;
+}
+
+/* The device CLNZ_DEVICE (or the default) picks, and why, for listings. */
+static void chosen(int *pi, int *di, char *why, size_t n)
+{
+    const char *env = getenv("CLNZ_DEVICE");
+    char how[120] = "";
+    *pi = *di = -1;
+    if (env && *env && strchr(env, ':')) {
+        if (devices_parse_selector(env, pi, di))
+            snprintf(why, n, "CLNZ_DEVICE=%.40s", env);
+    } else if (pick(env && *env ? env : NULL, pi, di, how, sizeof how)) {
+        if (env && *env)
+            snprintf(why, n, "CLNZ_DEVICE=%.40s: %s", env, how);
+        else
+            snprintf(why, n, "%s", how);
+    }
 }
 
 int devices_parse_selector(const char *s, int *p, int *d)
@@ -79,16 +162,23 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
             selector = NULL;
     }
     int pi = 0, di = 0;
-    if (selector) {
+    char why[160];
+    if (selector && strchr(selector, ':')) { /* P:D */
         if (!devices_parse_selector(selector, &pi, &di)) {
-            snprintf(msg, msg_size, "%s '%s' is not of the form PLATFORM:DEVICE (e.g. 0:0)",
+            snprintf(msg, msg_size,
+                     "%s '%.100s' is not of the form PLATFORM:DEVICE (e.g. 0:0); a kind (gpu, "
+                     "cpu, accelerator) or part of a device's name also select one",
                      origin, selector);
             return CLNZ_ERROR_INVALID_DEVICE;
         }
-    } else if (!default_device(&pi, &di)) {
-        snprintf(msg, msg_size,
-                 "no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)");
-        return CLNZ_ERROR_NO_DEVICE;
+    } else if (!pick(selector, &pi, &di, why, sizeof why)) {
+        if (selector)
+            snprintf(msg, msg_size, "%s '%.100s': no device matches (see clnz devices)", origin,
+                     selector);
+        else
+            snprintf(msg, msg_size,
+                     "no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)");
+        return selector ? CLNZ_ERROR_INVALID_DEVICE : CLNZ_ERROR_NO_DEVICE;
     }
     cl_platform_id ps[MAX_PLATFORMS];
     cl_uint np = platforms(ps);
@@ -125,10 +215,8 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
     cl_platform_id ps[MAX_PLATFORMS];
     cl_uint np = platforms(ps);
     int dp = -1, dd = -1, k = 0;
-    default_device(&dp, &dd);
-    const char *env = getenv("CLNZ_DEVICE");
-    if (env && *env)
-        devices_parse_selector(env, &dp, &dd);
+    char why[sizeof infos[0].why_default] = "";
+    chosen(&dp, &dd, why, sizeof why);
     for (cl_uint p = 0; p < np; ++p) {
         cl_device_id ds[MAX_DEVICES];
         cl_uint nd = devices_of(ps[p], ds);
@@ -140,6 +228,8 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
             i->platform = (int)p;
             i->device = (int)d;
             i->is_default = (int)p == dp && (int)d == dd;
+            if (i->is_default)
+                snprintf(i->why_default, sizeof i->why_default, "%s", why);
             clGetPlatformInfo(ps[p], CL_PLATFORM_NAME, sizeof i->platform_name - 1,
                               i->platform_name, NULL);
             clGetDeviceInfo(ds[d], CL_DEVICE_NAME, sizeof i->device_name - 1, i->device_name,

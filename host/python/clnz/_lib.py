@@ -68,7 +68,7 @@ class DeviceInfo(ctypes.Structure):
                 ("platform_name", ctypes.c_char * 128), ("device_name", ctypes.c_char * 128),
                 ("device_type", ctypes.c_char * 16), ("version", ctypes.c_char * 128),
                 ("global_mem_size", ctypes.c_uint64), ("max_alloc_size", ctypes.c_uint64),
-                ("tuning", ctypes.c_int)]
+                ("tuning", ctypes.c_int), ("why_default", ctypes.c_char * 160)]
 
 
 def _pkg_config_libdir():
