@@ -1,9 +1,9 @@
 /* context.c: creating, wrapping and releasing a clnz context. */
 #include "core/devices.h"
+#include "core/driver_lock.h"
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
-#include "core/devices.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -186,6 +186,23 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     return CLNZ_SUCCESS;
 }
 
+/* The OpenCL context and queue on c->device, under the driver lock. */
+static cl_int context_open(clnz_context *c, cl_platform_id platform, char *msg, size_t msg_size)
+{
+    DRIVER_HOLD();
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_int e = CL_SUCCESS;
+    c->cl = clCreateContext(props, 1, &c->device, NULL, NULL, &e);
+    if (e) {
+        set_msg(msg, msg_size, "clCreateContext", e);
+        return e;
+    }
+    c->queue = clCreateCommandQueue(c->cl, c->device, 0, &e);
+    if (e)
+        set_msg(msg, msg_size, "clCreateCommandQueue", e);
+    return e;
+}
+
 clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,
                                 size_t msg_size)
 {
@@ -208,17 +225,8 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
         return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
     }
     c->device = device;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_int e = CL_SUCCESS;
-    c->cl = clCreateContext(props, 1, &device, NULL, NULL, &e);
+    cl_int e = context_open(c, platform, msg, msg_size);
     if (e) {
-        set_msg(msg, msg_size, "clCreateContext", e);
-        clnz_context_release(c);
-        return e;
-    }
-    c->queue = clCreateCommandQueue(c->cl, device, 0, &e);
-    if (e) {
-        set_msg(msg, msg_size, "clCreateCommandQueue", e);
         clnz_context_release(c);
         return e;
     }

@@ -7,14 +7,19 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/cache.h"
+#include "core/driver_lock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Under the driver lock: PoCL's compiler is not safe to run from several
+ * threads at once, and a thread that waited finds the program the first
+ * one stored in the cache instead of compiling it again. */
 static clnz_status build(clnz_context *ctx, const char *file, const char *options,
                          cl_program *out)
 {
+    DRIVER_HOLD();
     /* -w (a standard build option): the library never prints, and PoCL
      * prints its compiler's warnings (AVX ABI notes on our vector code) on
      * stderr, "N warnings generated.", when it compiles for the CPU. */
