@@ -177,7 +177,10 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     c->type = type;
     c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     ident_of_device(c->device, &c->id);
-    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+    int too_long;
+    c->cache_dir = cache_dir_resolve(&too_long);
+    if (too_long)
+        ctx_warn(c, "warning: the cache folder's path is PATH_MAX bytes or more: no cache");
     plan_defaults(c);
     launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
@@ -293,6 +296,7 @@ void clnz_context_release(clnz_context *c)
     if (c->cl)
         clReleaseContext(c->cl);
     ctx_free_messages(c);
+    free(c->cache_dir);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
