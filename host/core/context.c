@@ -131,29 +131,45 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     return CLNZ_SUCCESS;
 }
 
-/* Reads the device limits the planner needs. */
 /* CLNZ_MAX_ALLOC (bytes, or with a K, M or G suffix) lowers the largest
  * allocation clnz allows itself below the device's: tests and users of a
  * shared device make the blocking calls cut their inputs in chunks with it.
- * It never raises the device's limit; values below 4 KiB are ignored. */
-static void limit_max_alloc(clnz_context *c)
+ * It never raises the device's limit; values below 4 KiB are ignored. A
+ * value that is not a byte count fails context creation: a limit that is
+ * silently dropped is a limit the user thinks holds. 0 with the byte count
+ * in *out (ULLONG_MAX when unset), or -1 with the reason in msg. */
+static int max_alloc_from_env(unsigned long long *out, char *msg, size_t msg_size)
 {
     const char *env = getenv("CLNZ_MAX_ALLOC");
+    *out = ULLONG_MAX;
     if (!env || !*env)
-        return;
+        return 0;
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(env, &end, 10);
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (errno || end == env || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift))
-        return;
-    v <<= shift;
+    unsigned long long v = *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+    int ok = *env >= '0' && *env <= '9' && !errno;
+    int shift = ok && *end == 'K' ? 10 : ok && *end == 'M' ? 20 : ok && *end == 'G' ? 30 : 0;
+    if (!ok || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift)) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size,
+                     "CLNZ_MAX_ALLOC '%.64s' is not a byte count (digits, then K, M or G)", env);
+        return -1;
+    }
+    *out = v << shift;
+    return 0;
+}
+
+static void limit_max_alloc(clnz_context *c, unsigned long long v)
+{
     if (v >= 4096 && v < c->max_alloc)
         c->max_alloc = v;
 }
 
 static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
 {
+    unsigned long long max_alloc;
+    if (max_alloc_from_env(&max_alloc, msg, msg_size))
+        return CLNZ_ERROR_INVALID_VALUE;
     cl_device_type type = 0;
     clnz_status st = strategy_from_env(c, msg, msg_size);
     if (!st)
@@ -185,7 +201,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
-    limit_max_alloc(c);
+    limit_max_alloc(c, max_alloc);
     return CLNZ_SUCCESS;
 }
 
