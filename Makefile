@@ -43,7 +43,7 @@ CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
-          tests/test_example.py
+          tests/test_cli_reliability.py tests/test_example.py
 
 .PHONY: all run example test test-asan test-tsan test-valgrind fuzz install uninstall check-kernels deps clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
@@ -134,8 +134,9 @@ deps:
 # The benchmark's helpers (scripts/bench builds them itself through this).
 bench-tools: $(B)/bench_clnz $(B)/membw
 
-$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/libclnz.a
-	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/libclnz.a $(LDLIBS)
+$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/obj/io/input.o $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/obj/io/input.o \
+	  $(B)/libclnz.a $(LDLIBS)
 
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
@@ -267,7 +268,7 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = fuzz_array fuzz_cache fuzz_args
 
-$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/io/image.c host/io/npy.c $(LIB_SRC) \
+$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/io/image.c host/io/npy.c host/io/input.c $(LIB_SRC) \
                       $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lpng $(LDLIBS)

@@ -64,9 +64,13 @@ int cli_parse_number(const char *v, clnz_scalar *num)
         }
         return -1;
     }
+    /* what Python's float() takes: strtod also takes hex ("0x1p3"),
+     * leading blanks and NaN payloads ("nan(123)"), which Python refuses */
+    if (!*v || strpbrk(v, "xX(") || *v == ' ' || (*v >= '\t' && *v <= '\r'))
+        return 0;
     char *end;
     double f = strtod(v, &end);
-    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
+    if (*end)
         return 0;
     *num = clnz_scalar_float(f);
     return 1;
