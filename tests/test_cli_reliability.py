@@ -3,11 +3,14 @@ and only where they belong, inputs that are cut short, streams and FIFOs,
 the cache folder, resource limits and signals. Each test names the issue's
 item it pins; numpy and the file system are the oracle.
 
-Run with Debian's interpreter; `make test` does.
+Run with Debian's interpreter; `make test` does. The tests that stop clnz at
+a chosen call use the LD_PRELOAD library tests/fault_shim.c (CLNZ_SHIM_STOP,
+CLNZ_SHIM_NO_TMPFILE).
 """
 import io
 import os
 import resource
+import signal
 import stat
 import subprocess
 import threading
@@ -16,12 +19,15 @@ import time
 import numpy as np
 import pytest
 
-from test_cli import CLNZ, SEED, TIMEOUT, random_array, rng, save  # noqa: F401 (rng: a fixture)
+from test_cli import CLNZ, ROOT, SEED, TIMEOUT, random_array, rng, save  # noqa: F401 (rng: a fixture)
 
+SHIM = os.environ.get("CLNZ_FAULT_SHIM", os.path.join(ROOT, "build", "fault_shim.so"))
+SENTINEL = b"an output from before, which a failed command must leave alone\n"
 # clnz under a sanitizer or valgrind: address-space limits break those, not clnz
 INSTRUMENTED = bool(os.environ.get("ASAN_OPTIONS")) or "valgrind" in CLNZ or "asan" in CLNZ
 # the wait for a FIFO's other end (IO_FIFO_WAIT_MS in host/io/io.h)
 FIFO_WAIT = 5.0
+needs_shim = pytest.mark.skipif(not os.path.exists(SHIM), reason=f"no {SHIM} (make test builds it)")
 
 
 def clnz(*args, env=None, check=False, **kw):
@@ -50,9 +56,63 @@ def listing(d):
     return sorted(os.listdir(d))
 
 
+def temporaries(d):
+    return [n for n in os.listdir(d) if n.startswith(".clnz-tmp-") or "clnz-tmp" in n]
+
+
+def wait_stopped(pid, timeout=60):
+    """Until the process has stopped itself (the shim's SIGSTOP)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        if state == "Z":
+            raise AssertionError("clnz exited before it reached the stop")
+        time.sleep(0.01)
+    raise AssertionError("clnz never stopped")
+
+
+def shim_env(**kw):
+    return dict(os.environ, LD_PRELOAD=SHIM,
+                ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0",
+                **kw)
+
+
 def expect_nonzero(out, a):
     got = np.load(out)
     assert got.dtype == np.int64 and np.array_equal(got, np.argwhere(a)), SEED
+
+
+# ---- 1: two outputs, all or nothing ---------------------------------------------
+
+def test_item1_lost_data_with_two_outputs(tmp_path, rng):
+    """Item 1: -o OUT --count-out CNT where CNT cannot be written: OUT keeps
+    its old bytes, CNT too, and no temporary is left, whether CNT fails at
+    once (a directory, a missing folder) or only when the outputs are put in
+    place (a FIFO nobody reads)."""
+    a = random_array(rng, "f4", (40, 50))
+    inp = save(tmp_path, a)
+    out = tmp_path / "out.npy"
+    (tmp_path / "cnt_dir").mkdir()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for cnt in [tmp_path / "cnt_dir", tmp_path / "missing" / "c.npy", fifo]:
+        out.write_bytes(SENTINEL)
+        before = listing(tmp_path)
+        t0 = time.time()
+        p = clnz("nonzero", inp, "-o", out, "--count-out", cnt)
+        one_error_line(p)
+        assert out.read_bytes() == SENTINEL, (cnt, "OUT was replaced")
+        assert listing(tmp_path) == before and not temporaries(tmp_path), cnt
+        assert time.time() - t0 < FIFO_WAIT + 30
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # and when both can be written, both are
+    cnt = tmp_path / "c.npy"
+    clnz("nonzero", inp, "-o", out, "--count-out", cnt, check=True)
+    expect_nonzero(out, a)
+    assert int(np.load(cnt)) == np.count_nonzero(a)
 
 
 # ---- 2: inputs cut short while they are read ------------------------------------
@@ -100,6 +160,67 @@ def test_item2_stream_cut_short(tmp_path):
 
 
 # ---- 3: threads: tests/test_threads.c (test_issue16_item3_threads_create_call_release)
+
+# ---- 4: outputs that are not regular files --------------------------------------
+
+def char_device(tmp_path):
+    """A device node to write to: a private null device where we may make
+    one (root: a test that replaced /dev/null would break the machine),
+    else /dev/null (which a non-root process cannot replace)."""
+    if os.geteuid() == 0:
+        node = tmp_path / "null"
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        return node
+    return "/dev/null"
+
+
+def test_item4_outputs_that_are_not_regular_files(tmp_path, rng):
+    """Item 4: -o onto a character device or FIFO writes through it and
+    leaves the node a node; a symlink is followed (the link stays, its target
+    gets the result, also when the target does not exist yet); a directory
+    is refused."""
+    a = random_array(rng, "i2", (30, 7))
+    inp = save(tmp_path, a)
+    want = np.argwhere(a)
+
+    def same(data):
+        got = np.load(io.BytesIO(data))
+        return got.dtype == np.int64 and np.array_equal(got, want)
+    dev = char_device(tmp_path)
+    clnz("nonzero", inp, "-o", dev, check=True)
+    assert stat.S_ISCHR(os.stat(dev).st_mode)
+    # a FIFO with a reader: the reader gets exactly the .npy
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    clnz("nonzero", inp, "-o", fifo, check=True)
+    reader.join(30)
+    assert len(got) == 1 and same(got[0]) and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # a pipe as /dev/stdout
+    p = subprocess.run(f"'{CLNZ}' nonzero '{inp}' -o /dev/stdout | cat", shell=True,
+                       capture_output=True, timeout=TIMEOUT)
+    assert p.returncode == 0 and same(p.stdout), p.stderr
+    # symlinks: to an existing file, a dangling one, a chain
+    target = tmp_path / "target.npy"
+    target.write_bytes(SENTINEL)
+    (tmp_path / "link.npy").symlink_to("target.npy")
+    clnz("nonzero", inp, "-o", tmp_path / "link.npy", check=True)
+    assert (tmp_path / "link.npy").is_symlink() and same(target.read_bytes())
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "dangling.npy").symlink_to("sub/new.npy")
+    (tmp_path / "chain.npy").symlink_to("dangling.npy")
+    clnz("nonzero", inp, "-o", tmp_path / "chain.npy", check=True)
+    assert (tmp_path / "chain.npy").is_symlink() and (tmp_path / "dangling.npy").is_symlink()
+    assert same((tmp_path / "sub" / "new.npy").read_bytes())
+    # refused: a directory, a loop of links
+    (tmp_path / "loop1").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop1")
+    for bad in [tmp_path / "sub", tmp_path / "loop1", tmp_path / "sub" / ""]:
+        one_error_line(clnz("nonzero", inp, "-o", str(bad) + ("/" if bad.name == "" else "")))
+    assert not temporaries(tmp_path) and not temporaries(tmp_path / "sub")
+
 
 # ---- 5: cache --clear removes only clnz's files ---------------------------------
 
@@ -185,6 +306,55 @@ def test_item7_fifo_in_the_cache_does_not_hang(tmp_path, rng):
     assert all(stat.S_ISFIFO(os.lstat(cache / "programs" / n).st_mode) for n in names)
 
 
+# ---- 8: the same file twice ----------------------------------------------------
+
+def test_item8_same_file_for_two_outputs_is_refused(tmp_path, rng):
+    """Item 8: -o and --count-out (or --offsets-out) naming one file, as the
+    same string, another spelling, a symlink or a hard link, existing or
+    not: refused, nothing written."""
+    a = random_array(rng, "u1", (6, 9))
+    inp = save(tmp_path, a)
+    (tmp_path / "sub").mkdir()
+    x = tmp_path / "x.npy"
+    pairs = [(x, x), (x, tmp_path / "sub" / ".." / "x.npy"), (x, "./x.npy")]
+    for first, second in pairs:
+        for exists in (False, True):
+            if exists:
+                x.write_bytes(SENTINEL)
+            else:
+                x.unlink(missing_ok=True)
+            p = clnz("nonzero", inp, "-o", first, "--count-out", second, cwd=tmp_path)
+            assert "same file" in one_error_line(p), (first, second)
+            assert (x.read_bytes() == SENTINEL) if exists else not x.exists()
+    x.write_bytes(SENTINEL)
+    (tmp_path / "sym.npy").symlink_to("x.npy")
+    os.link(x, tmp_path / "hard.npy")
+    for other in ["sym.npy", "hard.npy"]:
+        p = clnz("nonzero", inp, "--batch", "-o", x, "--offsets-out", tmp_path / other)
+        assert "same file" in one_error_line(p), other
+    assert x.read_bytes() == SENTINEL and not temporaries(tmp_path)
+
+
+# ---- 10: modes ------------------------------------------------------------------
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_item10_modes_follow_umask_and_stay_on_overwrite(tmp_path, rng, umask):
+    """Item 10: a new output is 0666 less the umask; an existing one keeps
+    its mode (0600, 0640, 0755) when it is replaced."""
+    inp = save(tmp_path, random_array(rng, "i4", (5, 5)))
+    new = tmp_path / "new.npy"
+    clnz("nonzero", inp, "-o", new, check=True, preexec_fn=lambda: os.umask(umask))
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o666 & ~umask
+    for mode in (0o600, 0o640, 0o755):
+        old = tmp_path / f"old{mode:o}.npy"
+        old.write_bytes(SENTINEL)
+        os.chmod(old, mode)
+        clnz("nonzero", inp, "-o", old, "--count-out", tmp_path / "c.npy", check=True,
+             preexec_fn=lambda: os.umask(umask))
+        assert stat.S_IMODE(os.stat(old).st_mode) == mode
+        assert old.read_bytes() != SENTINEL
+
+
 # ---- 11: empty arrays with huge extents -------------------------------------------
 
 def huge_empty(tmp_path, shape, descr="|u1", name="empty.npy"):
@@ -226,6 +396,30 @@ def test_item11_empty_array_with_huge_extents(tmp_path, shape):
 
 
 # ---- 12: messages ----------------------------------------------------------------
+
+def test_item12_messages_name_paths_on_one_line(tmp_path, rng):
+    """Item 12: a rename that fails names its path (it said 'into ?'); a
+    newline in a path stays inside one quoted line; an output name of 255
+    bytes works (the temporary's suffix used to pass NAME_MAX)."""
+    inp = save(tmp_path, random_array(rng, "u1", (4, 4)))
+    (tmp_path / "d").mkdir()
+    line = one_error_line(clnz("nonzero", inp, "-o", tmp_path / "o.npy", "--count-out",
+                               tmp_path / "d"))
+    assert "'" + str(tmp_path / "d") + "'" in line and "?" not in line
+    bad = tmp_path / "a\nb" / "out.npy"
+    line = one_error_line(clnz("nonzero", inp, "-o", bad))
+    assert str(bad).replace("\n", "\\n") in line
+    line = one_error_line(clnz("count", tmp_path / "no\nsuch.npy"))
+    assert "no\\nsuch.npy" in line
+    for n in (254, 255):
+        long = tmp_path / ("L" * (n - 4) + ".npy")
+        clnz("nonzero", inp, "-o", long, "--count-out", tmp_path / ("C" * (n - 4) + ".npy"),
+             check=True)
+        assert long.exists()
+    line = one_error_line(clnz("nonzero", inp, "-o", tmp_path / ("L" * 256)))
+    assert "too long" in line
+    assert not temporaries(tmp_path)
+
 
 @pytest.mark.parametrize("w,h", [(2**40, 2**40), (2**33, 2**33 + 1), (3, 5)])
 def test_item12_byte_counts_do_not_wrap(tmp_path, w, h):
@@ -270,6 +464,95 @@ def test_item13_strict_header_env_and_predicate(tmp_path, rng):
         one_error_line(clnz("count", inp, "--pred", bad), code=2)
     for good in ["gt:nan", "ne:NaN", "lt:-inf", "le:Infinity", "ge:1e3", "eq:-0.0"]:
         clnz("count", inp, "--pred", good, check=True)
+
+
+# ---- 14: temporaries after kill -9, SIGINT and SIGTERM ------------------------------
+
+def killed_at(tmp_path, args, stop, sig, **env):
+    """Runs clnz until the shim stops it at `stop`, then sends sig (and
+    SIGCONT, for a signal it can handle); returns the exit status."""
+    p = subprocess.Popen([CLNZ, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=shim_env(CLNZ_SHIM_STOP=stop, **env))
+    try:
+        wait_stopped(p.pid)
+        os.kill(p.pid, sig)
+        os.kill(p.pid, signal.SIGCONT)
+        p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return p.returncode
+
+
+@needs_shim
+@pytest.mark.parametrize("tmpfile", ["1", "0"])
+def test_item14_kill_9_leaves_no_temporaries(tmp_path, rng, tmpfile):
+    """Item 14: clnz killed with SIGKILL while it writes its outputs (at the
+    fsync), or between naming a temporary and renaming it: nothing is left,
+    or what is left is removed by the next run in that folder; a file of the
+    same kind whose writer is alive, or that is not clnz's, stays. With
+    O_TMPFILE and without (CLNZ_SHIM_NO_TMPFILE)."""
+    a = random_array(rng, "f4", (64, 64))
+    inp = save(tmp_path, a)
+    out = tmp_path / "out.npy"
+    no_tmpfile = "0" if tmpfile == "1" else "1"
+    for stop in ["fsync", "renameat"]:
+        out.write_bytes(SENTINEL)
+        before = listing(tmp_path)
+        rc = killed_at(tmp_path, ["nonzero", inp, "-o", out], stop, signal.SIGKILL,
+                       CLNZ_SHIM_NO_TMPFILE=no_tmpfile)
+        assert rc == -signal.SIGKILL and out.read_bytes() == SENTINEL
+        left = temporaries(tmp_path)
+        if stop == "fsync" and tmpfile == "1":
+            assert not left, left  # the temporary had no name yet
+        # files that look alike but are not stale clnz temporaries
+        alive = tmp_path / ".clnz-tmp-alive000"
+        alive.write_bytes(b"\x93NUMPY")
+        holder = subprocess.Popen(["/usr/bin/python3", "-c",
+                                   "import fcntl, sys; f = open(sys.argv[1]); "
+                                   "fcntl.flock(f, fcntl.LOCK_EX); print(1, flush=True); "
+                                   "sys.stdin.read()", str(alive)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert holder.stdout.readline() == b"1\n"
+        other = tmp_path / ".clnz-tmp-notnpy00"
+        other.write_bytes(b"not clnz's")
+        clnz("nonzero", inp, "-o", tmp_path / "next.npy", check=True,
+             env=dict(os.environ, LD_PRELOAD=SHIM, CLNZ_SHIM_NO_TMPFILE=no_tmpfile)
+             if os.path.exists(SHIM) else None)
+        holder.stdin.close()
+        holder.wait(30)
+        assert alive.exists() and other.exists()
+        alive.unlink()
+        other.unlink()
+        (tmp_path / "next.npy").unlink()
+        assert listing(tmp_path) == before, (stop, left, listing(tmp_path))
+
+
+@needs_shim
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("tmpfile", ["1", "0"])
+def test_item14_signals_leave_no_temporaries(tmp_path, rng, sig, tmpfile):
+    """Item 14 (and the brief's SIGINT / SIGTERM): a signal while clnz
+    writes its outputs kills it with that signal and leaves no temporary
+    and every output as it was; a signal that arrives while the outputs are
+    put in place waits for the last rename: all of them are new."""
+    a = random_array(rng, "u1", (50, 60))
+    inp = save(tmp_path, a)
+    out, cnt = tmp_path / "out.npy", tmp_path / "cnt.npy"
+    no_tmpfile = "0" if tmpfile == "1" else "1"
+    for stop in ["fsync", "renameat"]:
+        out.write_bytes(SENTINEL)
+        cnt.write_bytes(SENTINEL)
+        before = listing(tmp_path)
+        rc = killed_at(tmp_path, ["nonzero", inp, "-o", out, "--count-out", cnt], stop, sig,
+                       CLNZ_SHIM_NO_TMPFILE=no_tmpfile)
+        assert rc == -sig, rc
+        assert listing(tmp_path) == before, listing(tmp_path)
+        if stop == "fsync":
+            assert out.read_bytes() == SENTINEL and cnt.read_bytes() == SENTINEL
+        else:
+            expect_nonzero(out, a)
+            assert int(np.load(cnt)) == np.count_nonzero(a)
 
 
 # ---- 17: long cache paths ----------------------------------------------------------

@@ -10,15 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every error of the command goes through here: one line, "clnz: " first. */
+/* Every error of the command goes through here: one line, "clnz: " first.
+ * Paths come quoted (io_quote); a control character that reaches a message
+ * any other way (a library message naming CLNZ_CACHE_DIR) becomes '?'. */
 int fail(int code, const char *fmt, ...)
 {
+    char line[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("clnz: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    for (char *c = line; *c; ++c)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    fprintf(stderr, "clnz: %s\n", line);
     return code;
 }
 

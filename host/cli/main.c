@@ -8,6 +8,7 @@
 #include "io/io.h"
 #include "clnz.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,35 +37,66 @@ static const char usage_main[] =
     "else the first device.\n";
 
 int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
-                 clnz_context **ctx)
+              clnz_context **ctx, out_set *outs)
 {
     *ctx = NULL;
     int rc = cli_parse_args(argc, argv, is_nonzero, a);
     if (rc)
         return rc;
-    char err[512];
-    if (array_read(a->input, arr, err, sizeof err))
+    const char *paths[3] = {a->output, a->count_out, a->offsets_out};
+    for (int i = 0; i < 3; ++i) {
+        a->out_index[i] = paths[i] ? cli_add_output(outs, paths[i]) : -1;
+        if (paths[i] && a->out_index[i] < 0) {
+            out_discard(outs);
+            return EXIT_FAIL;
+        }
+    }
+    char err[CLI_ERR_MAX];
+    if (array_read(a->input, arr, err, sizeof err)) {
+        out_discard(outs);
         return fail(EXIT_FAIL, "%s", err);
+    }
     rc = open_context(a->device, ctx);
-    if (rc)
+    if (rc) {
         npy_free(arr);
+        out_discard(outs);
+    }
     return rc;
 }
 
-/* Writes a result array to path (temporary file, then rename). */
-int cli_write_array(const char *path, const clnz_array *r)
+int cli_add_output(out_set *outs, const char *path)
 {
-    char err[512];
-    npy_pending out = {0};
+    char err[CLI_ERR_MAX];
+    int i = out_add(outs, path, err, sizeof err);
+    if (i < 0)
+        fail(EXIT_FAIL, "%s", err);
+    return i;
+}
+
+int cli_put_npy(out_set *outs, int i, const char *descr, int ndim, const int64_t *shape,
+                const void *data, size_t bytes)
+{
+    unsigned char head[NPY_HEADER_MAX];
+    size_t head_len = npy_header(descr, ndim, shape, head);
+    char err[CLI_ERR_MAX];
+    if (out_write(outs, i, head, head_len, data, bytes, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    return EXIT_OK;
+}
+
+int cli_put_array(out_set *outs, int i, const clnz_array *r)
+{
     size_t bytes = clnz_dtype_size(r->dtype);
     for (int d = 0; d < r->rank; ++d)
         bytes *= (size_t)r->shape[d];
-    int rc = EXIT_OK;
-    if (npy_write_tmp(path, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes, &out, err,
-                      sizeof err) ||
-        npy_commit(&out, err, sizeof err))
-        rc = fail(EXIT_FAIL, "%s", err);
-    npy_discard(&out);
+    return cli_put_npy(outs, i, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes);
+}
+
+int cli_commit(out_set *outs)
+{
+    char err[CLI_ERR_MAX];
+    int rc = out_commit(outs, err, sizeof err) ? fail(EXIT_FAIL, "%s", err) : EXIT_OK;
+    out_discard(outs);
     return rc;
 }
 
@@ -95,7 +127,7 @@ int open_context(const char *device, clnz_context **ctx)
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2)
         return fail(EXIT_USAGE, "missing COMMAND (see clnz --help)");
@@ -123,4 +155,17 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "cache") == 0)
         return cmd_cache(argc, argv);
     return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+    errno = 0;
+    /* what was printed must have arrived: `clnz count x > /dev/full` fails */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        return fail(EXIT_FAIL, "cannot write to standard output: %s",
+                    strerror(e ? e : EIO));
+    }
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* io.h: the clnz command's file formats: .npy in and out (npy.c), PNG, PGM
- * and PPM images in (image.c), over the input files of input.c. */
+ * and PPM images in (image.c), over the input files of input.c. Outputs
+ * are written through output.h. */
 #ifndef CLNZ_CLI_NPY_H
 #define CLNZ_CLI_NPY_H
 
@@ -64,18 +65,11 @@ int array_read(const char *path, npy_array *arr, char *err, size_t err_size);
 /* The array as the library sees it (pointers into arr: valid while it is). */
 clnz_tensor npy_tensor(const npy_array *arr);
 
-/* An output written to a temporary file beside its final path and renamed
- * into place only by npy_commit, so a failed run leaves nothing behind. */
-typedef struct {
-    char *path;
-    char *tmp_path;
-} npy_pending;
-
-/* Writes a C-order array of ndim (0..CLNZ_MAX_RANK) dims; descr like "<i8". */
-int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *shape,
-                  const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size);
-int npy_commit(npy_pending *p, char *err, size_t err_size);
-void npy_discard(npy_pending *p); /* removes the temporary file, if any */
+/* The .npy header (version 1.0) of a C-order array of ndim
+ * (0..CLNZ_MAX_RANK) dims, descr like "<i8", into out; its length. */
+enum { NPY_HEADER_MAX = 1152 };
+size_t npy_header(const char *descr, int ndim, const int64_t *shape,
+                  unsigned char out[NPY_HEADER_MAX]);
 /* The .npy descr of a dtype in native (little-endian) order, "<f4". */
 const char *npy_descr(clnz_dtype dtype);
 

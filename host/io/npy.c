@@ -8,12 +8,9 @@
 #include "io/io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define FAIL(...)                                \
     do {                                         \
@@ -382,26 +379,9 @@ void npy_free(npy_array *a)
 }
 
 /* ---- writing ---- */
-static int write_all(int fd, const void *p, size_t n)
+size_t npy_header(const char *descr, int ndim, const int64_t *shape,
+                  unsigned char head[NPY_HEADER_MAX])
 {
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *shape,
-                  const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size)
-{
-    out->path = out->tmp_path = NULL;
     char dict[1024]; /* up to CLNZ_MAX_RANK extents of 20 digits */
     int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                      descr);
@@ -412,7 +392,6 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
     /* version 1.0: the whole header padded with spaces to a multiple of 64 */
     size_t total = 10 + (size_t)k + 1;
     size_t padded = (total + 63) / 64 * 64;
-    unsigned char head[1152];
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     size_t hlen = padded - 10;
     head[8] = (unsigned char)(hlen & 0xff);
@@ -420,66 +399,7 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
     memcpy(head + 10, dict, (size_t)k);
     memset(head + 10 + k, ' ', padded - 10 - (size_t)k - 1);
     head[padded - 1] = '\n';
-
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    char *final = strdup(path);
-    if (!tmp || !final) {
-        free(tmp);
-        free(final);
-        FAIL("out of memory");
-    }
-    snprintf(tmp, plen + 32, "%s.clnz-tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        free(final);
-        FAIL("cannot create %s: %s", path, strerror(e));
-    }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, head, padded) != 0 ||
-        write_all(fd, data, bytes) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        free(final);
-        FAIL("cannot write %s: %s", path, strerror(e));
-    }
-    if (close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        free(final);
-        FAIL("cannot write %s: %s", path, strerror(e));
-    }
-    out->path = final;
-    out->tmp_path = tmp;
-    return 0;
-}
-
-int npy_commit(npy_pending *p, char *err, size_t err_size)
-{
-    if (!p->tmp_path)
-        return 0;
-    if (rename(p->tmp_path, p->path) != 0) {
-        int e = errno;
-        npy_discard(p);
-        FAIL("cannot rename into %s: %s", p->path ? p->path : "?", strerror(e));
-    }
-    free(p->tmp_path);
-    free(p->path);
-    p->tmp_path = p->path = NULL;
-    return 0;
-}
-
-void npy_discard(npy_pending *p)
-{
-    if (p->tmp_path)
-        unlink(p->tmp_path);
-    free(p->tmp_path);
-    free(p->path);
-    p->tmp_path = p->path = NULL;
+    return padded;
 }
 
 const char *npy_descr(clnz_dtype dtype)
