@@ -611,3 +611,160 @@ def test_item18_resource_limits_are_named(tmp_path, rng, limit, words):
     line = one_error_line(p)
     assert words in line, line
     assert "clGetPlatformIDs" in line or "memory" in line or "files" in line, line
+
+
+# ---- beyond the list: what a hostile user tried next --------------------------------
+
+def big_input(tmp_path, rng, name="big.npy"):
+    """An input whose result takes a while to write (about 40 MB)."""
+    a = (rng.random((2048, 4096)) < 0.3).astype(np.uint8)
+    return a, save(tmp_path, a, name=name)
+
+
+def test_hostile_signal_at_any_time_leaves_outputs_whole(tmp_path, rng):
+    """SIGINT or SIGTERM at random moments of a run (reading, computing,
+    writing, renaming): clnz either finishes or dies of the signal; both
+    outputs are then both new or both old, and no temporary is left."""
+    a, inp = big_input(tmp_path, rng)
+    out, cnt = tmp_path / "out.npy", tmp_path / "cnt.npy"
+    start = time.time()
+    clnz("nonzero", inp, "-o", out, "--count-out", cnt, check=True)
+    whole = time.time() - start
+    seen = []
+    for k in range(8):
+        out.write_bytes(SENTINEL)
+        cnt.write_bytes(SENTINEL)
+        sig = (signal.SIGINT, signal.SIGTERM)[k % 2]
+        delay = float(rng.uniform(0, whole * 1.2))
+        p = subprocess.Popen([CLNZ, "nonzero", str(inp), "-o", str(out), "--count-out", str(cnt)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        p.send_signal(sig)
+        p.communicate(timeout=TIMEOUT)
+        assert p.returncode in (0, -sig), (p.returncode, delay, SEED)
+        assert not temporaries(tmp_path), (delay, temporaries(tmp_path), SEED)
+        if out.read_bytes() == SENTINEL:
+            assert cnt.read_bytes() == SENTINEL, (delay, SEED)
+        else:
+            expect_nonzero(out, a)
+            assert int(np.load(cnt)) == np.count_nonzero(a), (delay, SEED)
+        seen.append((round(delay, 3), p.returncode))
+    print(f"signals after (s, exit): {seen} [seed {SEED}]")
+
+
+def test_hostile_concurrent_writers_of_one_output(tmp_path, rng):
+    """Six runs writing the same output at once: each succeeds, the output
+    is one whole result, no run removes another's live temporary."""
+    a, inp = big_input(tmp_path, rng)
+    out = tmp_path / "out.npy"
+    procs = [subprocess.Popen([CLNZ, "nonzero", str(inp), "-o", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(6)]
+    for p in procs:
+        _, err = p.communicate(timeout=TIMEOUT)
+        assert p.returncode == 0, err
+    expect_nonzero(out, a)
+    assert not temporaries(tmp_path)
+
+
+@needs_shim
+def test_hostile_symlinks_swapped_in_during_a_run(tmp_path, rng):
+    """While clnz writes (stopped at its fsync), the output is replaced by a
+    symlink to another file, and the output's folder by a symlink to another
+    folder: neither target is touched; the result lands where the run
+    started to write it, in place of the name."""
+    a = random_array(rng, "u1", (30, 40))
+    inp = save(tmp_path, a)
+    victim = tmp_path / "victim.npy"
+    victim.write_bytes(SENTINEL)
+    out = tmp_path / "out.npy"
+    out.write_bytes(SENTINEL)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    for stop in ["fsync", "renameat"]:
+        p = subprocess.Popen([CLNZ, "nonzero", str(inp), "-o", str(out), "--count-out",
+                              str(tmp_path / "sub" / "c.npy")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=shim_env(CLNZ_SHIM_STOP=stop))
+        wait_stopped(p.pid)
+        out.unlink()
+        out.symlink_to(victim)
+        (tmp_path / "sub").rename(tmp_path / "moved")
+        (tmp_path / "sub").symlink_to("elsewhere")
+        os.kill(p.pid, signal.SIGCONT)
+        _, err = p.communicate(timeout=TIMEOUT)
+        assert p.returncode == 0, err
+        assert victim.read_bytes() == SENTINEL and not out.is_symlink()
+        expect_nonzero(out, a)
+        assert not os.listdir(tmp_path / "elsewhere")
+        assert int(np.load(tmp_path / "moved" / "c.npy")) == np.count_nonzero(a)
+        (tmp_path / "sub").unlink()
+        (tmp_path / "moved").rename(tmp_path / "sub")
+        assert not temporaries(tmp_path) and not temporaries(tmp_path / "sub")
+
+
+def test_hostile_resource_limits_on_outputs(tmp_path, rng):
+    """ulimit -f below the output's size: a write error with a message, the
+    old output kept, no temporary left (SIGXFSZ, whose default action kills,
+    is ignored); stdout that cannot be written (/dev/full, closed): exit 1
+    with a message, not 0; an output on a pipe closed early: 'Broken pipe'."""
+    a, inp = big_input(tmp_path, rng)
+    out = tmp_path / "out.npy"
+    out.write_bytes(SENTINEL)
+    limit = 1 << 20
+
+    def limited():  # as from a login shell: SIGXFSZ's default action, which kills
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    p = clnz("nonzero", inp, "-o", out, preexec_fn=limited)
+    assert "too large" in one_error_line(p)
+    assert out.read_bytes() == SENTINEL and not temporaries(tmp_path)
+    small = save(tmp_path, random_array(rng, "i4", (10,)), name="small.npy")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([CLNZ, "count", str(small)], stdout=full, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT)
+    assert "standard output" in one_error_line(p)
+    p = subprocess.run(f"'{CLNZ}' count '{small}' >&-", shell=True, capture_output=True,
+                       timeout=TIMEOUT)
+    assert "standard output" in one_error_line(p)
+    p = subprocess.run(f"'{CLNZ}' nonzero '{inp}' -o /dev/stdout | head -c 10 > /dev/null; "
+                       "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash",
+                       capture_output=True, timeout=TIMEOUT)
+    assert "Broken pipe" in one_error_line(p)
+
+
+def test_hostile_closed_standard_streams_do_not_take_files(tmp_path, rng):
+    """Started with stdin and stdout closed, clnz's own files must not get
+    descriptors 0 and 1 (where a printed count would land in them): the
+    output is the result and nothing else."""
+    a = random_array(rng, "f4", (20, 20))
+    inp = save(tmp_path, a)
+    out = tmp_path / "out.npy"
+    p = subprocess.run(f"'{CLNZ}' nonzero '{inp}' -o '{out}' <&- >&-", shell=True,
+                       capture_output=True, timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    expect_nonzero(out, a)
+
+
+def test_hostile_headers(tmp_path):
+    """Shapes and headers built to overflow or confuse: one error line each,
+    nothing allocated from them (a 2^62-element claim over a few bytes)."""
+    data = b"\0" * 64
+    cases = [
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (" + b"1, " * 33 + b"), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775808,), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (2.0,), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': ((2,),), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (2**62,), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 2), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (3037000500, 3037000500), }",
+        b"{'descr': '<f4', 'fortran_order': 0, 'shape': (16,), }",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (16,), 'extra': 1}",
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (16,)",
+    ]
+    for k, header in enumerate(cases):
+        one_error_line(clnz("count", npy_with_header(tmp_path, header, data, name=f"h{k}.npy")))
+    # a version 2 header that claims 4 GiB
+    path = tmp_path / "v2.npy"
+    path.write_bytes(b"\x93NUMPY\x02\x00" + (0xFFFFFFF0).to_bytes(4, "little") + b"{" * 100)
+    assert "absurdly long" in one_error_line(clnz("count", path))

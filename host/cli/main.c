@@ -9,10 +9,12 @@
 #include "clnz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_main[] =
     "usage: clnz COMMAND [ARGS]\n"
@@ -157,15 +159,36 @@ static int dispatch(int argc, char **argv)
     return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
 }
 
+/* A run started with 0, 1 or 2 closed would hand those numbers to the next
+ * files opened (an input, a temporary, the driver's own), and the count
+ * printed to stdout would land in one of them. They are opened on
+ * /dev/null (stdin, stderr) and /dev/full (stdout: what is printed then
+ * fails, as writing to a closed stdout does); 1 if stdout was closed. */
+static int reserve_std_fds(void)
+{
+    int stdout_closed = 0;
+    for (int fd = 0; fd < 3; ++fd) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        stdout_closed |= fd == 1;
+        int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) { /* a lower one was closed too and took it: move it */
+            dup2(got, fd);
+            close(got);
+        }
+    }
+    return stdout_closed;
+}
+
 int main(int argc, char **argv)
 {
+    int stdout_closed = reserve_std_fds();
     int rc = dispatch(argc, argv);
     errno = 0;
     /* what was printed must have arrived: `clnz count x > /dev/full` fails */
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        int e = errno;
-        return fail(EXIT_FAIL, "cannot write to standard output: %s",
-                    strerror(e ? e : EIO));
+        int e = stdout_closed ? EBADF : errno ? errno : EIO;
+        return fail(EXIT_FAIL, "cannot write to standard output: %s", strerror(e));
     }
     return rc;
 }

@@ -416,7 +416,8 @@ static int prepare(out_file *f, char *err, size_t err_size)
                  name, kind_of(m));
     } else if (!f->exists && !*base) {
         rc = -1;
-        snprintf(err, err_size, "%s ends with '/': an output needs a file name", name);
+        snprintf(err, err_size, "%s is no file name%s", name,
+                 *f->path ? " (it ends with '/')" : "");
     } else if (fd_link || (f->exists && !S_ISREG(m))) {
         f->through = 1;
         f->trunc = f->exists && S_ISREG(m); /* as the shell's '>' and numpy's open do */
@@ -490,13 +491,14 @@ int out_write(out_set *s, int i, const void *head, size_t head_len, const void *
     return 0;
 }
 
-/* Opens a through target; a FIFO gets IO_FIFO_WAIT_MS for a reader. */
+/* Opens a through target; a FIFO gets IO_FIFO_WAIT_MS for a reader (its
+ * open fails with ENXIO until one comes). */
 static int open_through(const out_file *f)
 {
     int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (f->trunc ? O_TRUNC : 0);
     for (int waited = 0;; waited += 10) {
         int fd = open(f->path, flags);
-        if (fd >= 0 || errno != ENXIO || waited >= IO_FIFO_WAIT_MS)
+        if (fd >= 0 || errno != ENXIO || !S_ISFIFO(f->st.st_mode) || waited >= IO_FIFO_WAIT_MS)
             return fd;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -507,7 +509,7 @@ static int write_through(out_file *f, char *err, size_t err_size)
 {
     char q[IO_QUOTE_MAX];
     int fd = open_through(f);
-    if (fd < 0 && errno == ENXIO)
+    if (fd < 0 && errno == ENXIO && S_ISFIFO(f->st.st_mode))
         FAIL("%s: no process opened the FIFO for reading within %d s",
              io_quote(f->path, q, sizeof q), IO_FIFO_WAIT_MS / 1000);
     if (fd < 0)
