@@ -386,12 +386,14 @@ def test_item11_empty_array_with_huge_extents(tmp_path, shape):
     p = clnz("count", huge_empty(tmp_path, shape, descr="<f8", name="f8.npy"), check=True)
     assert int(p.stdout) == 0
     offs = tmp_path / "offs.npy"
+    if shape[0] >= 2**20 and INSTRUMENTED:
+        return
     p = clnz("nonzero", inp, "--batch", "-o", out, "--offsets-out", offs)
     if shape[0] < 2**20:
         assert p.returncode == 0, p.stderr
         assert np.load(out).shape == (0, len(shape) - 1)
         assert np.array_equal(np.load(offs), np.zeros(shape[0] + 1, np.int64))
-    else:  # one offset per item: more than memory holds
+    else:  # one offset per item: more than memory holds (ASan aborts instead: skipped)
         one_error_line(p)
 
 
@@ -517,8 +519,7 @@ def test_item14_kill_9_leaves_no_temporaries(tmp_path, rng, tmpfile):
         other = tmp_path / ".clnz-tmp-notnpy00"
         other.write_bytes(b"not clnz's")
         clnz("nonzero", inp, "-o", tmp_path / "next.npy", check=True,
-             env=dict(os.environ, LD_PRELOAD=SHIM, CLNZ_SHIM_NO_TMPFILE=no_tmpfile)
-             if os.path.exists(SHIM) else None)
+             env=shim_env(CLNZ_SHIM_NO_TMPFILE=no_tmpfile))
         holder.stdin.close()
         holder.wait(30)
         assert alive.exists() and other.exists()
