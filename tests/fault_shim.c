@@ -4,14 +4,25 @@
  * the k-th of them fails with a realistic error, and its name is written
  * to the file CLNZ_FAULT_REPORT, so the test knows the point was reached.
  * The calls and their errors are fault_calls.h's list, shared with the
- * library's own test of the kind, test_faults.c (linked with --wrap). */
+ * library's own test of the kind, test_faults.c (linked with --wrap).
+ *
+ * For tests/test_cli_reliability.py it also stands in front of a few file
+ * calls: CLNZ_SHIM_STOP=fsync|renameat makes the process stop itself
+ * (SIGSTOP) at its first call of that function, so that a test can kill it
+ * right there; CLNZ_SHIM_NO_TMPFILE=1 makes O_TMPFILE fail as it does on a
+ * file system without it (EOPNOTSUPP). */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include "fault_calls.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static long calls;
 
@@ -59,3 +70,50 @@ static int should_fail(const char *name)
         return should_fail(#name) ? code : e; \
     }
 FAULT_CALLS(SHIM_OBJECT, SHIM_STATUS, SHIM_AFTER)
+
+/* ---- file calls ---- */
+static void maybe_stop(const char *name)
+{
+    static int stopped;
+    const char *v = getenv("CLNZ_SHIM_STOP");
+    if (v && !stopped && strcmp(v, name) == 0) {
+        stopped = 1;
+        raise(SIGSTOP);
+    }
+}
+
+int fsync(int fd)
+{
+    maybe_stop("fsync");
+    return REAL(fsync)(fd);
+}
+
+int renameat(int olddir, const char *old, int newdir, const char *new_name)
+{
+    maybe_stop("renameat");
+    return REAL(renameat)(olddir, old, newdir, new_name);
+}
+
+static int no_tmpfile(int flags)
+{
+    const char *v = getenv("CLNZ_SHIM_NO_TMPFILE");
+    if ((flags & O_TMPFILE) == O_TMPFILE && v && *v == '1') {
+        errno = EOPNOTSUPP;
+        return 1;
+    }
+    return 0;
+}
+
+#define SHIM_OPENAT(name)                                         \
+    int name(int dir, const char *path, int flags, ...)           \
+    {                                                             \
+        va_list ap;                                               \
+        va_start(ap, flags);                                      \
+        mode_t mode = (mode_t)va_arg(ap, unsigned);               \
+        va_end(ap);                                               \
+        if (no_tmpfile(flags))                                    \
+            return -1;                                            \
+        return REAL(name)(dir, path, flags, mode);                \
+    }
+SHIM_OPENAT(openat)
+SHIM_OPENAT(openat64)

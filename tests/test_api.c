@@ -279,6 +279,80 @@ static void test_build_failure_reports_log(void **state)
     clReleaseMemObject(b);
 }
 
+/* Issue 16, item 11: a tensor with no element is valid whatever its other
+ * extents (numpy makes (0, 2**62)), with C-order or any strides: every
+ * call gives the empty answer; none reads the data. */
+static void test_issue16_item11_empty_tensor_with_huge_extents(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    const int64_t big = (int64_t)1 << 62;
+    int64_t shapes[][4] = {{0, big}, {big, 0, big}, {3, big, 0, INT64_MAX}};
+    int ranks[] = {2, 3, 4};
+    int64_t absurd[4] = {INT64_MAX / 2, -(INT64_MAX / 2), 7, 1};
+    uint8_t data = 1;
+    for (int k = 0; k < 3; ++k) {
+        for (int strided = 0; strided < 2; ++strided) {
+            clnz_tensor t = {CLNZ_F32, ranks[k], shapes[k], strided ? absurd : NULL};
+            clnz_result r;
+            TU_CHECK(ctx, clnz_nonzero(ctx, &t, &data, NULL, NULL, &r));
+            assert_int_equal(r.count, 0);
+            assert_int_equal(r.ndim, 2);
+            assert_int_equal(r.shape[0], 0);
+            assert_int_equal(r.shape[1], ranks[k]);
+            clnz_result_free(&r);
+            int64_t z = -1;
+            TU_CHECK(ctx, clnz_count(ctx, &t, &data, NULL, &z));
+            assert_int_equal(z, 0);
+            clnz_array sel;
+            TU_CHECK(ctx, clnz_select(ctx, &t, &data, NULL, NULL, NULL, &sel));
+            assert_int_equal(sel.rank, 1);
+            assert_int_equal(sel.shape[0], 0);
+            clnz_array_free(&sel);
+        }
+    }
+    /* a batch of no items; and one of 2^62 empty items, refused cleanly */
+    clnz_tensor none = {CLNZ_U8, 2, shapes[0], NULL};
+    clnz_result r;
+    clnz_array off;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &none, &data, NULL, NULL, &r, &off));
+    assert_int_equal(r.count, 0);
+    assert_int_equal(off.shape[0], 1);
+    clnz_result_free(&r);
+    clnz_array_free(&off);
+    int64_t many[] = {big, 0};
+    clnz_tensor t = {CLNZ_U8, 2, many, NULL};
+    clnz_status st = clnz_nonzero_batched(ctx, &t, &data, NULL, NULL, &r, &off);
+    if (st == CLNZ_SUCCESS) {
+        clnz_result_free(&r);
+        clnz_array_free(&off);
+    }
+    assert_int_not_equal(st, CLNZ_SUCCESS); /* 2^62 + 1 offsets cannot be made */
+}
+
+/* Issue 16, item 13: a CLNZ_MAX_ALLOC that is not a byte count fails
+ * context creation with a message that names it, instead of being ignored. */
+static void test_issue16_item13_malformed_max_alloc(void **state)
+{
+    (void)state;
+    const char *bad[] = {"12abc", "1.5M", "-4K", "K", "4KB", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        setenv("CLNZ_MAX_ALLOC", bad[i], 1);
+        clnz_context *c = NULL;
+        char msg[300] = "";
+        clnz_status st = clnz_context_create(NULL, &c, msg, sizeof msg);
+        clnz_context_release(c);
+        assert_int_equal(st, CLNZ_ERROR_INVALID_VALUE);
+        assert_null(c);
+        assert_non_null(strstr(msg, "CLNZ_MAX_ALLOC"));
+    }
+    setenv("CLNZ_MAX_ALLOC", "64K", 1);
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+    clnz_context_release(c);
+    unsetenv("CLNZ_MAX_ALLOC");
+}
+
 int main(void)
 {
     tu_seed("test_api");
@@ -291,6 +365,8 @@ int main(void)
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_wrapped_context),
         cmocka_unit_test(test_build_failure_reports_log),
+        cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
+        cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

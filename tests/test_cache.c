@@ -4,9 +4,11 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Runs one small nonzero in a new context and returns its counters. */
@@ -155,6 +157,127 @@ static void test_unwritable_cache_is_a_warning(void **state)
     assert_non_null(strstr(msg, "warning: cannot write the program cache"));
 }
 
+/* ---- issue 16 ---- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int is_fifo(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
+/* Item 5: clnz_cache_clear removes the files clnz wrote (by their first
+ * bytes), not the ones that only look like them by name. */
+static void test_issue16_item5_clear_removes_only_clnz_files(void **state)
+{
+    (void)state;
+    clnz_stats s = run_once(NULL);
+    char names[16][300], path[400];
+    assert_int_equal(list_bins(names, 16), (int)s.programs_from_source);
+    const char *dir = tu_cache_dir();
+    snprintf(path, sizeof path, "%s/tuning", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    const char *foreign[][2] = {{"programs/0000000000000000.bin", "not a program of clnz's\n"},
+                                {"programs/empty.bin", ""},
+                                {"tuning/notes.txt", "# my notes\n"},
+                                {"tuning/x.txt.tmp-abcdef", "# a temporary of somebody's\n"}};
+    for (int i = 0; i < 4; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, foreign[i][0]);
+        write_file(path, foreign[i][1]);
+    }
+    snprintf(path, sizeof path, "%s/tuning/dev--x--y.txt", dir);
+    write_file(path, "# clnz tuning result: written by clnz tune\nformat 1\n");
+    snprintf(path, sizeof path, "%s/programs/fifo.bin", dir);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    int removed = -1;
+    assert_int_equal(clnz_cache_clear(&removed), CLNZ_SUCCESS);
+    assert_int_equal(removed, (int)s.programs_from_source + 1);
+    assert_int_equal(list_bins(names, 16), 3); /* the two foreign .bin files and the FIFO */
+    for (int i = 0; i < 4; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, foreign[i][0]);
+        assert_int_equal(access(path, F_OK), 0);
+    }
+    snprintf(path, sizeof path, "%s/programs/fifo.bin", dir);
+    assert_true(is_fifo(path));
+}
+
+/* Item 7: a FIFO where a program binary should be: the context neither
+ * blocks on it nor replaces it; it builds from source. */
+static void test_issue16_item7_fifo_in_the_cache_does_not_block(void **state)
+{
+    (void)state;
+    run_once(NULL);
+    char names[16][300];
+    int n = list_bins(names, 16);
+    assert_true(n >= 1);
+    for (int i = 0; i < n; ++i) {
+        assert_int_equal(unlink(names[i]), 0);
+        assert_int_equal(mkfifo(names[i], 0644), 0);
+    }
+    alarm(120); /* a blocked open would hang here: SIGALRM fails the test instead */
+    const char *msg;
+    clnz_stats s = run_once(&msg);
+    alarm(0);
+    assert_int_equal((int)s.programs_from_source, n);
+    assert_int_equal((int)s.programs_from_cache, 0);
+    for (int i = 0; i < n; ++i)
+        assert_true(is_fifo(names[i]));
+}
+
+/* A folder of 200-byte names whose path is at least `total` bytes. */
+static char *long_dir(const char *base, size_t total, int create)
+{
+    char *path = malloc(total + 512);
+    assert_non_null(path);
+    snprintf(path, total + 512, "%s", base);
+    for (size_t len = strlen(path); len < total; len += 200) {
+        path[len++] = '/';
+        memset(path + len, 'd', 200);
+        path[len + 200] = '\0';
+        if (create)
+            assert_int_equal(mkdir(path, 0755), 0);
+    }
+    return path;
+}
+
+/* Item 17: a cache folder whose path passes 1023 bytes is used whole
+ * (never a cut one); one of PATH_MAX bytes or more is no cache, and
+ * clnz_cache_clear refuses it. */
+static void test_issue16_item17_long_cache_dir(void **state)
+{
+    (void)state;
+    char *dir = long_dir(tu_cache_dir(), 1500, 1);
+    setenv("CLNZ_CACHE_DIR", dir, 1);
+    clnz_stats s = run_once(NULL);
+    assert_true(s.programs_from_source > 0);
+    s = run_once(NULL);
+    assert_int_equal(s.programs_from_source, 0); /* found where it was stored */
+    char *buf = malloc(4096);
+    assert_string_equal(clnz_cache_dir(buf, 4096), dir);
+    assert_string_equal(clnz_cache_dir(buf, 1024), ""); /* too small: no path, not a cut one */
+    int removed = 0;
+    assert_int_equal(clnz_cache_clear(&removed), CLNZ_SUCCESS);
+    assert_true(removed > 0);
+    char *too_long = long_dir(dir, PATH_MAX + 10, 0);
+    setenv("CLNZ_CACHE_DIR", too_long, 1);
+    assert_int_equal(clnz_cache_clear(&removed), CLNZ_ERROR_INVALID_VALUE);
+    assert_int_equal(removed, 0);
+    const char *msg;
+    s = run_once(&msg); /* no cache, still a result */
+    assert_non_null(strstr(msg, "PATH_MAX"));
+    setenv("CLNZ_CACHE_DIR", tu_cache_dir(), 1);
+    free(buf);
+    free(dir);
+    free(too_long);
+}
+
 int main(void)
 {
     tu_seed("test_cache");
@@ -166,6 +289,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_binary_the_driver_rejects_falls_back,
                                         tu_cache_setup, tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_issue16_item5_clear_removes_only_clnz_files,
+                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_issue16_item7_fifo_in_the_cache_does_not_block,
+                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_issue16_item17_long_cache_dir, tu_cache_setup,
                                         tu_cache_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -282,6 +282,66 @@ static void run_threads(clnz_context *shared)
     assert_int_equal(bad, 0);
 }
 
+/* ---- issue 16, item 3: contexts created and released by many threads at once ---- */
+enum { LIFE_THREADS = 8, LIFE_ROUNDS = 20 };
+
+/* Each round: a context of its own (device discovery and, in the first
+ * rounds, program builds racing the other threads'), one nonzero and one
+ * count checked against the reference, release. */
+static void *lifecycle_main(void *arg)
+{
+    worker *w = arg;
+    for (int r = 0; r < LIFE_ROUNDS; ++r) {
+        clnz_context *ctx = NULL;
+        char msg[300];
+        clnz_status st = clnz_context_create(NULL, &ctx, msg, sizeof msg);
+        if (st != CLNZ_SUCCESS) {
+            if (w->mismatches++ == 0)
+                snprintf(w->first_failure, sizeof w->first_failure,
+                         "thread %d, round %d: clnz_context_create: %s", w->id, r, msg);
+            continue;
+        }
+        run_job(w, &jobs[(w->id * LIFE_ROUNDS + r) % N_JOBS / N_KINDS * N_KINDS + NONZERO], ctx);
+        run_job(w, &jobs[(w->id * LIFE_ROUNDS + r) % N_JOBS / N_KINDS * N_KINDS + COUNT], ctx);
+        clnz_context_release(ctx);
+    }
+    return NULL;
+}
+
+/* Runs first, on a cold cache of its own, so that the driver's first
+ * platform discovery and the first program builds race (PoCL crashed). */
+static void test_issue16_item3_threads_create_call_release(void **state)
+{
+    (void)state;
+    const char *old = getenv("CLNZ_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    assert_int_equal(tu_cache_setup(NULL), 0);
+    pthread_t th[LIFE_THREADS];
+    worker ws[LIFE_THREADS];
+    for (int i = 0; i < LIFE_THREADS; ++i) {
+        ws[i] = (worker){.id = i};
+        assert_int_equal(pthread_create(&th[i], NULL, lifecycle_main, &ws[i]), 0);
+    }
+    long jobs_run = 0, bad = 0;
+    for (int i = 0; i < LIFE_THREADS; ++i) {
+        pthread_join(th[i], NULL);
+        jobs_run += ws[i].jobs;
+        bad += ws[i].mismatches;
+        if (ws[i].mismatches)
+            print_error("%s\n", ws[i].first_failure);
+    }
+    printf("%d threads x %d rounds of create / call / release: %ld jobs, %ld mismatches\n",
+           LIFE_THREADS, LIFE_ROUNDS, jobs_run, bad);
+    tu_cache_teardown(NULL);
+    if (saved)
+        setenv("CLNZ_CACHE_DIR", saved, 1);
+    else
+        unsetenv("CLNZ_CACHE_DIR");
+    free(saved);
+    assert_int_equal(bad, 0);
+    assert_int_equal(jobs_run, LIFE_THREADS * LIFE_ROUNDS * 2);
+}
+
 static void test_threads_share_one_context(void **state)
 {
     (void)state;
@@ -305,6 +365,7 @@ int main(void)
     for (int i = 0; i < N_JOBS; ++i)
         make_job(&jobs[i], (job_kind)(i % N_KINDS));
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_issue16_item3_threads_create_call_release),
         cmocka_unit_test(test_threads_share_one_context),
         cmocka_unit_test(test_threads_with_own_contexts),
     };

@@ -10,15 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every error of the command goes through here: one line, "clnz: " first. */
+/* Every error of the command goes through here: one line, "clnz: " first.
+ * Paths come quoted (io_quote); a control character that reaches a message
+ * any other way (a library message naming CLNZ_CACHE_DIR) becomes '?'. */
 int fail(int code, const char *fmt, ...)
 {
+    char line[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("clnz: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    for (char *c = line; *c; ++c)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    fprintf(stderr, "clnz: %s\n", line);
     return code;
 }
 
@@ -64,9 +69,13 @@ int cli_parse_number(const char *v, clnz_scalar *num)
         }
         return -1;
     }
+    /* what Python's float() takes: strtod also takes hex ("0x1p3"),
+     * leading blanks and NaN payloads ("nan(123)"), which Python refuses */
+    if (!*v || strpbrk(v, "xX(") || *v == ' ' || (*v >= '\t' && *v <= '\r'))
+        return 0;
     char *end;
     double f = strtod(v, &end);
-    if (!*v || *end || strchr(v, 'x') || strchr(v, 'X'))
+    if (*end)
         return 0;
     *num = clnz_scalar_float(f);
     return 1;

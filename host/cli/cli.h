@@ -4,6 +4,7 @@
 
 #include "clnz.h"
 #include "io/io.h"
+#include "io/output.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* What a parser returns for --help: the command prints its usage, exit 0. */
@@ -27,6 +28,7 @@ int cli_parse_number(const char *text, clnz_scalar *num);
 /* nonzero and count: INPUT and the options after argv[1]. */
 typedef struct {
     const char *input, *output, *count_out, *offsets_out, *device;
+    int out_index[3]; /* output, count_out, offsets_out in the run's out_set (-1: none) */
     int batch;
     int channels; /* --channels: 1 + the rule */
     clnz_predicate pred; /* --pred, else nonzero */
@@ -46,13 +48,23 @@ typedef struct {
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a);
 
-/* Parses the arguments, reads INPUT and opens the device: what nonzero and
- * count do first (main.c). On failure returns the exit status (or CLI_HELP,
- * for cli_stop) and holds nothing. */
+/* Room for a message that quotes two paths. */
+enum { CLI_ERR_MAX = 2 * IO_QUOTE_MAX + 512 };
+
+/* Parses the arguments, adds the outputs to outs, reads INPUT and opens
+ * the device: what nonzero and count do first (main.c). On failure returns
+ * the exit status (or CLI_HELP, for cli_stop) and holds nothing. */
 int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
-              clnz_context **ctx);
-/* Writes a result array to path (a temporary file, then renamed). */
-int cli_write_array(const char *path, const clnz_array *r);
+              clnz_context **ctx, out_set *outs);
+/* Adds an output before any work, so that one that cannot be written
+ * fails the run at once: its index in outs, or -1 after printing why. */
+int cli_add_output(out_set *outs, const char *path);
+/* Output i's bytes: a .npy of a C-order array. */
+int cli_put_npy(out_set *outs, int i, const char *descr, int ndim, const int64_t *shape,
+                const void *data, size_t bytes);
+int cli_put_array(out_set *outs, int i, const clnz_array *r);
+/* Every output in place, or none; then the set is freed. An exit status. */
+int cli_commit(out_set *outs);
 
 int cmd_nonzero(int argc, char **argv);
 int cmd_count(int argc, char **argv);

@@ -1,8 +1,12 @@
 /* cmd_cache.c: `clnz cache`, the cache folder shown or emptied. */
 #include "cli/cli.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+enum { CACHE_PATH_ROOM = (128 << 10) + 64 };
 
 static const char usage_cache[] =
     "usage: clnz cache [--clear]\n"
@@ -25,16 +29,29 @@ int cmd_cache(int argc, char **argv)
                         argv[i]);
         }
     }
-    char dir[1024];
-    clnz_cache_dir(dir, sizeof dir);
-    if (!dir[0])
-        return fail(EXIT_FAIL, "no cache folder: set CLNZ_CACHE_DIR or HOME");
-    if (clear) {
+    /* room for any environment variable (Linux caps one at 128 KiB): the
+     * library gives the whole path or none, so a cut one cannot happen */
+    size_t size = CACHE_PATH_ROOM;
+    char *dir = malloc(size);
+    if (!dir)
+        return fail(EXIT_FAIL, "out of memory");
+    clnz_cache_dir(dir, size);
+    int rc = EXIT_OK;
+    if (!dir[0]) {
+        rc = fail(EXIT_FAIL, "no cache folder: set CLNZ_CACHE_DIR or HOME");
+    } else if (strlen(dir) >= PATH_MAX) { /* the library uses no cache then */
+        rc = fail(EXIT_FAIL, "the cache folder's path is too long (%zu bytes; the limit is %d)",
+                  strlen(dir), PATH_MAX - 1);
+    } else if (clear) {
         int removed = 0;
-        clnz_cache_clear(&removed);
-        printf("removed %d files from %s\n", removed, dir);
+        clnz_status st = clnz_cache_clear(&removed);
+        if (st)
+            rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
+        else
+            printf("removed %d files from %s\n", removed, dir);
     } else {
         printf("%s\n", dir);
     }
-    return EXIT_OK;
+    free(dir);
+    return rc;
 }

@@ -18,7 +18,8 @@ int cmd_count(int argc, char **argv)
     cli_args a;
     npy_array arr;
     clnz_context *ctx;
-    int rc = cli_start(argc, argv, 0, &a, &arr, &ctx);
+    out_set none = {0};
+    int rc = cli_start(argc, argv, 0, &a, &arr, &ctx, &none);
     if (rc)
         return cli_stop(rc, usage_count);
     clnz_tensor t = npy_tensor(&arr);
@@ -34,8 +35,9 @@ int cmd_count(int argc, char **argv)
     } else {
         st = clnz_count(ctx, &t, arr.data, &a.pred, &count);
     }
+    char q[IO_QUOTE_MAX];
     if (st)
-        rc = lib_fail(ctx, st, a.input);
+        rc = lib_fail(ctx, st, io_quote(a.input, q, sizeof q));
     else
         printf("%" PRId64 "\n", count);
     clnz_context_release(ctx);

@@ -31,8 +31,16 @@ int cmd_devices(int argc, char **argv)
     clnz_status st = clnz_list_devices(infos, 64, &n);
     if (st)
         return fail(EXIT_FAIL, "cannot list devices: %s", clnz_status_string(st));
-    if (n == 0)
-        return fail(EXIT_FAIL, "no OpenCL device found (is pocl-opencl-icd installed?)");
+    if (n == 0) {
+        /* the listing has no message: context creation says why (the
+         * driver's error, a resource limit) */
+        clnz_context *ctx = NULL;
+        char msg[400] = "no OpenCL device found";
+        if (clnz_context_create(NULL, &ctx, msg, sizeof msg) == CLNZ_SUCCESS)
+            snprintf(msg, sizeof msg, "no OpenCL device found");
+        clnz_context_release(ctx);
+        return fail(EXIT_FAIL, "%s", msg);
+    }
     static const char *const tuning[] = {"defaults", "vendor-tuned", "tuned", "forced"};
     for (int i = 0; i < n && i < 64; ++i) {
         const clnz_device_info *d = &infos[i];

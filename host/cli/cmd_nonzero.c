@@ -46,14 +46,12 @@ int cmd_nonzero(int argc, char **argv)
     cli_args a;
     npy_array arr;
     clnz_context *ctx;
-    int rc = cli_start(argc, argv, 1, &a, &arr, &ctx);
+    out_set outs = {0};
+    int rc = cli_start(argc, argv, 1, &a, &arr, &ctx, &outs);
     if (rc)
         return cli_stop(rc, usage_nonzero);
-    char err[512];
     clnz_result res = {0};
-    npy_pending out = {0}, cnt = {0};
     clnz_array offsets = {0};
-    npy_pending off = {0};
     clnz_tensor t = npy_tensor(&arr);
     clnz_status st =
         a.batch      ? clnz_nonzero_batched(ctx, &t, arr.data, &a.pred, &a.opts, &res, &offsets)
@@ -61,29 +59,28 @@ int cmd_nonzero(int argc, char **argv)
                                              (clnz_channel_rule)(a.channels - 1), &a.opts, &res)
                      : clnz_nonzero(ctx, &t, arr.data, &a.pred, &a.opts, &res);
     if (st) {
-        rc = lib_fail(ctx, st, a.input);
+        char q[IO_QUOTE_MAX];
+        rc = lib_fail(ctx, st, io_quote(a.input, q, sizeof q));
+        out_discard(&outs);
         goto done;
     }
     static const char *const descr[] = {"<i8", "<i4", "<u4"};
     size_t ib = res.index_type == CLNZ_INDEX_INT64 ? 8 : 4;
     size_t bytes = ib * (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
-    if (npy_write_tmp(a.output, descr[res.index_type], res.ndim, res.shape, res.indices, bytes,
-                      &out, err, sizeof err) ||
-        (a.count_out && npy_write_tmp(a.count_out, "<i8", 0, NULL, &res.count, sizeof res.count,
-                                      &cnt, err, sizeof err)) ||
-        (a.batch && npy_write_tmp(a.offsets_out, "<i8", 1, offsets.shape, offsets.data,
-                                  (size_t)offsets.shape[0] * 8, &off, err, sizeof err)) ||
-        npy_commit(&out, err, sizeof err) || npy_commit(&cnt, err, sizeof err) ||
-        npy_commit(&off, err, sizeof err))
-        rc = fail(EXIT_FAIL, "%s", err);
+    rc = cli_put_npy(&outs, a.out_index[0], descr[res.index_type], res.ndim, res.shape,
+                     res.indices, bytes);
+    if (!rc && a.count_out)
+        rc = cli_put_npy(&outs, a.out_index[1], "<i8", 0, NULL, &res.count, sizeof res.count);
+    if (!rc && a.batch)
+        rc = cli_put_npy(&outs, a.out_index[2], "<i8", 1, offsets.shape, offsets.data,
+                         (size_t)offsets.shape[0] * 8);
+    if (!rc)
+        rc = cli_commit(&outs);
+    out_discard(&outs);
 done:
-    npy_discard(&out);
-    npy_discard(&cnt);
-    npy_discard(&off);
     clnz_array_free(&offsets);
     clnz_result_free(&res);
     clnz_context_release(ctx);
     npy_free(&arr);
     return rc;
 }
-

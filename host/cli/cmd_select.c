@@ -25,13 +25,18 @@ int cmd_select(int argc, char **argv)
     int rc = cli_parse_sel_args(argc, argv, "select", 1, 1, &a);
     if (rc)
         return cli_stop(rc, usage_select);
-    char err[512];
-    npy_array x, m;
-    memset(&m, 0, sizeof m);
-    if (array_read(a.positional[0], &x, err, sizeof err))
-        return fail(EXIT_FAIL, "%s", err);
-    if (a.mask && array_read(a.mask, &m, err, sizeof err)) {
+    char err[CLI_ERR_MAX];
+    out_set outs = {0};
+    int out = cli_add_output(&outs, a.output);
+    npy_array x = {0}, m = {0};
+    if (out < 0) {
+        out_discard(&outs);
+        return EXIT_FAIL;
+    }
+    if (array_read(a.positional[0], &x, err, sizeof err) ||
+        (a.mask && array_read(a.mask, &m, err, sizeof err))) {
         npy_free(&x);
+        out_discard(&outs);
         return fail(EXIT_FAIL, "%s", err);
     }
     clnz_context *ctx = NULL;
@@ -41,14 +46,16 @@ int cmd_select(int argc, char **argv)
         clnz_tensor xt = npy_tensor(&x), mt = npy_tensor(&m);
         clnz_status st = clnz_select(ctx, &xt, x.data, a.mask ? &mt : NULL,
                                      a.mask ? m.data : NULL, &a.pred, &res);
-        rc = st ? lib_fail(ctx, st, a.positional[0]) : cli_write_array(a.output, &res);
+        char q[IO_QUOTE_MAX];
+        rc = st ? lib_fail(ctx, st, io_quote(a.positional[0], q, sizeof q))
+                : cli_put_array(&outs, out, &res);
     }
+    if (!rc)
+        rc = cli_commit(&outs);
+    out_discard(&outs);
     clnz_array_free(&res);
     clnz_context_release(ctx);
     npy_free(&x);
-    if (a.mask)
-        npy_free(&m);
+    npy_free(&m);
     return rc;
 }
-
-/* An operand: a number, else a .npy file read into *arr. */

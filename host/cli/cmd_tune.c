@@ -1,6 +1,7 @@
 /* cmd_tune.c: `clnz tune`, over the tuning API. */
 #include "cli/cli.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,8 +77,11 @@ int cmd_tune(int argc, char **argv)
     const char *m = clnz_context_message(ctx);
     if (*m)
         fprintf(stderr, "clnz: %s\n", m);
-    char dir[1024];
-    printf("stored in %s/tuning\n", clnz_cache_dir(dir, sizeof dir));
+    char dir[PATH_MAX]; /* the library uses no longer path */
+    if (*clnz_cache_dir(dir, sizeof dir))
+        printf("stored in %s/tuning\n", dir);
+    else
+        printf("not stored: no cache folder\n");
     clnz_context_release(ctx);
     return EXIT_OK;
 }

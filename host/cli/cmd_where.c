@@ -33,7 +33,7 @@ static int operand_of(const char *text, const char *name, npy_array *arr, clnz_t
         op->value = num;
         return EXIT_OK;
     }
-    char err[512];
+    char err[CLI_ERR_MAX];
     if (array_read(text, arr, err, sizeof err))
         return fail(EXIT_FAIL, "%s", err);
     *is_array = 1;
@@ -48,13 +48,21 @@ int cmd_where(int argc, char **argv)
     int rc = cli_parse_sel_args(argc, argv, "where", 3, 0, &a);
     if (rc)
         return cli_stop(rc, usage_where);
-    char err[512];
-    npy_array c, x, y;
+    char err[CLI_ERR_MAX];
+    out_set outs = {0};
+    int out = cli_add_output(&outs, a.output);
+    if (out < 0) {
+        out_discard(&outs);
+        return EXIT_FAIL;
+    }
+    npy_array c = {0}, x = {0}, y = {0};
     clnz_tensor ct, xt, yt;
     clnz_operand xo, yo;
     int x_arr = 0, y_arr = 0;
-    if (array_read(a.positional[0], &c, err, sizeof err))
+    if (array_read(a.positional[0], &c, err, sizeof err)) {
+        out_discard(&outs);
         return fail(EXIT_FAIL, "%s", err);
+    }
     ct = npy_tensor(&c);
     rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr);
     if (!rc)
@@ -66,14 +74,15 @@ int cmd_where(int argc, char **argv)
     if (!rc) {
         clnz_status st = clnz_where(ctx, &ct, c.data, NULL, &xo, x_arr ? x.data : NULL, &yo,
                                     y_arr ? y.data : NULL, &res);
-        rc = st ? lib_fail(ctx, st, "where") : cli_write_array(a.output, &res);
+        rc = st ? lib_fail(ctx, st, "where") : cli_put_array(&outs, out, &res);
     }
+    if (!rc)
+        rc = cli_commit(&outs);
+    out_discard(&outs);
     clnz_array_free(&res);
     clnz_context_release(ctx);
     npy_free(&c);
-    if (x_arr)
-        npy_free(&x);
-    if (y_arr)
-        npy_free(&y);
+    npy_free(&x);
+    npy_free(&y);
     return rc;
 }

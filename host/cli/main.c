@@ -8,10 +8,13 @@
 #include "io/io.h"
 #include "clnz.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_main[] =
     "usage: clnz COMMAND [ARGS]\n"
@@ -37,35 +40,66 @@ static const char usage_main[] =
     "the first GPU that is not a simulator, else the first device that is not one.\n";
 
 int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
-                 clnz_context **ctx)
+              clnz_context **ctx, out_set *outs)
 {
     *ctx = NULL;
     int rc = cli_parse_args(argc, argv, is_nonzero, a);
     if (rc)
         return rc;
-    char err[512];
-    if (array_read(a->input, arr, err, sizeof err))
+    const char *paths[3] = {a->output, a->count_out, a->offsets_out};
+    for (int i = 0; i < 3; ++i) {
+        a->out_index[i] = paths[i] ? cli_add_output(outs, paths[i]) : -1;
+        if (paths[i] && a->out_index[i] < 0) {
+            out_discard(outs);
+            return EXIT_FAIL;
+        }
+    }
+    char err[CLI_ERR_MAX];
+    if (array_read(a->input, arr, err, sizeof err)) {
+        out_discard(outs);
         return fail(EXIT_FAIL, "%s", err);
+    }
     rc = open_context(a->device, ctx);
-    if (rc)
+    if (rc) {
         npy_free(arr);
+        out_discard(outs);
+    }
     return rc;
 }
 
-/* Writes a result array to path (temporary file, then rename). */
-int cli_write_array(const char *path, const clnz_array *r)
+int cli_add_output(out_set *outs, const char *path)
 {
-    char err[512];
-    npy_pending out = {0};
+    char err[CLI_ERR_MAX];
+    int i = out_add(outs, path, err, sizeof err);
+    if (i < 0)
+        fail(EXIT_FAIL, "%s", err);
+    return i;
+}
+
+int cli_put_npy(out_set *outs, int i, const char *descr, int ndim, const int64_t *shape,
+                const void *data, size_t bytes)
+{
+    unsigned char head[NPY_HEADER_MAX];
+    size_t head_len = npy_header(descr, ndim, shape, head);
+    char err[CLI_ERR_MAX];
+    if (out_write(outs, i, head, head_len, data, bytes, err, sizeof err))
+        return fail(EXIT_FAIL, "%s", err);
+    return EXIT_OK;
+}
+
+int cli_put_array(out_set *outs, int i, const clnz_array *r)
+{
     size_t bytes = clnz_dtype_size(r->dtype);
     for (int d = 0; d < r->rank; ++d)
         bytes *= (size_t)r->shape[d];
-    int rc = EXIT_OK;
-    if (npy_write_tmp(path, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes, &out, err,
-                      sizeof err) ||
-        npy_commit(&out, err, sizeof err))
-        rc = fail(EXIT_FAIL, "%s", err);
-    npy_discard(&out);
+    return cli_put_npy(outs, i, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes);
+}
+
+int cli_commit(out_set *outs)
+{
+    char err[CLI_ERR_MAX];
+    int rc = out_commit(outs, err, sizeof err) ? fail(EXIT_FAIL, "%s", err) : EXIT_OK;
+    out_discard(outs);
     return rc;
 }
 
@@ -96,7 +130,7 @@ int open_context(const char *device, clnz_context **ctx)
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2)
         return fail(EXIT_USAGE, "missing COMMAND (see clnz --help)");
@@ -124,4 +158,38 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "cache") == 0)
         return cmd_cache(argc, argv);
     return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
+}
+
+/* A run started with 0, 1 or 2 closed would hand those numbers to the next
+ * files opened (an input, a temporary, the driver's own), and the count
+ * printed to stdout would land in one of them. They are opened on
+ * /dev/null (stdin, stderr) and /dev/full (stdout: what is printed then
+ * fails, as writing to a closed stdout does); 1 if stdout was closed. */
+static int reserve_std_fds(void)
+{
+    int stdout_closed = 0;
+    for (int fd = 0; fd < 3; ++fd) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        stdout_closed |= fd == 1;
+        int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd ? O_WRONLY : O_RDONLY);
+        if (got >= 0 && got != fd) { /* a lower one was closed too and took it: move it */
+            dup2(got, fd);
+            close(got);
+        }
+    }
+    return stdout_closed;
+}
+
+int main(int argc, char **argv)
+{
+    int stdout_closed = reserve_std_fds();
+    int rc = dispatch(argc, argv);
+    errno = 0;
+    /* what was printed must have arrived: `clnz count x > /dev/full` fails */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = stdout_closed ? EBADF : errno ? errno : EIO;
+        return fail(EXIT_FAIL, "cannot write to standard output: %s", strerror(e));
+    }
+    return rc;
 }

@@ -1,51 +1,90 @@
 /* cache.c: the cache folder clnz keeps tuning results and compiled programs
  * in, and the file primitives both use: checksums, whole-file reads and
- * atomic writes (temporary file, then rename). */
-
+ * atomic writes (temporary file, then rename). Paths are built to their
+ * length: a long CLNZ_CACHE_DIR is used whole or not at all. */
+#define _GNU_SOURCE
 #include "core/cache.h"
 #include "clnz.h"
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-void cache_dir_resolve(char *out, size_t n)
+/* The folder the environment names, however long (malloc'd), or NULL. */
+static char *dir_named(void)
 {
     const char *dir = getenv("CLNZ_CACHE_DIR");
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     if (dir && *dir)
-        snprintf(out, n, "%s", dir);
-    else if (xdg && *xdg)
-        snprintf(out, n, "%s/clnz", xdg);
-    else if (home && *home)
-        snprintf(out, n, "%s/.cache/clnz", home);
-    else
-        out[0] = '\0';
+        return strdup(dir);
+    if (xdg && *xdg)
+        return cache_path(xdg, "clnz");
+    if (home && *home)
+        return cache_path(home, ".cache/clnz");
+    return NULL;
+}
+
+char *cache_dir_resolve(int *too_long)
+{
+    char *out = dir_named();
+    *too_long = 0;
+    if (out && strlen(out) >= PATH_MAX) {
+        free(out);
+        out = NULL;
+        *too_long = 1;
+    }
+    return out;
+}
+
+char *cache_path(const char *dir, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t dl = strlen(dir);
+    char *p = n < 0 ? NULL : malloc(dl + 1 + (size_t)n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, dl);
+    p[dl] = '/';
+    va_start(ap, fmt);
+    vsnprintf(p + dl + 1, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
 }
 
 int cache_mkdirs(const char *dir)
 {
-    char path[1024];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return ENAMETOOLONG;
-    for (char *p = path + 1; *p; ++p) {
+    char *path = strdup(dir);
+    if (!path)
+        return ENOMEM;
+    int err = 0;
+    for (char *p = path + 1; *p && !err; ++p) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return errno;
+            err = errno;
         *p = '/';
     }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return errno;
     struct stat sb;
-    if (stat(path, &sb) != 0)
-        return errno;
-    return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+    if (!err && mkdir(path, 0755) != 0 && errno != EEXIST)
+        err = errno;
+    if (!err && stat(path, &sb) != 0)
+        err = errno;
+    if (!err && !S_ISDIR(sb.st_mode))
+        err = ENOTDIR;
+    free(path);
+    return err;
 }
 
 uint64_t cache_hash(const void *data, size_t n, uint64_t h)
@@ -60,33 +99,49 @@ uint64_t cache_hash(const void *data, size_t n, uint64_t h)
 
 char *cache_read_file(const char *path, size_t max, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* without blocking: a FIFO put in the cache's place must not hang every run */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
+    struct stat sb;
     char *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && (size_t)n <= max &&
-        fseek(f, 0, SEEK_SET) == 0)
-        buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *size = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= max)
+        buf = malloc((size_t)sb.st_size + 1);
+    size_t n = 0;
+    while (buf && n < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + n, (size_t)sb.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) { /* an error, or the file shrank: not the file it claimed to be */
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        n += (size_t)r;
     }
-    fclose(f);
+    close(fd);
+    if (buf) {
+        buf[n] = '\0';
+        *size = n;
+    }
     return buf;
 }
 
 int cache_write_atomic(const char *path, const void *data, size_t n)
 {
-    char tmp[1100];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
-        return ENAMETOOLONG;
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return EEXIST; /* a FIFO, a folder, a link: not ours to replace */
+    char *tmp = malloc(strlen(path) + sizeof ".tmp-XXXXXX");
+    if (!tmp)
+        return ENOMEM;
+    sprintf(tmp, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
-    if (fd < 0)
-        return errno;
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return e;
+    }
     const char *p = data;
     size_t left = n;
     int err = 0;
@@ -105,6 +160,7 @@ int cache_write_atomic(const char *path, const void *data, size_t n)
         err = errno;
     if (err)
         unlink(tmp);
+    free(tmp);
     return err;
 }
 
@@ -124,44 +180,61 @@ const char *clnz_cache_dir(char *buf, size_t size)
 {
     if (!buf || !size)
         return "";
-    cache_dir_resolve(buf, size);
+    char *dir = dir_named();
+    /* a path that does not fit is no path: never a cut one */
+    snprintf(buf, size, "%s", dir && strlen(dir) < size ? dir : "");
+    free(dir);
     return buf;
 }
 
-/* Removes the files clnz writes in one subfolder: names ending in `suffix`,
- * and temporary files left by a process that died mid-write. */
-static int clear_folder(const char *dir, const char *suffix)
+/* A regular file (not followed through a symlink) that starts with magic:
+ * one clnz wrote, whatever its name (a finished file, or the temporary of
+ * a writer that died). */
+static int written_by_clnz(int dirfd, const char *name, const char *magic)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    int n = 0;
-    size_t sl = strlen(suffix);
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        int ours = (len > sl && strcmp(e->d_name + len - sl, suffix) == 0) ||
-                   strstr(e->d_name, ".tmp-") != NULL;
-        char path[2300];
-        if (ours && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
-            unlink(path) == 0)
-            ++n;
+    size_t n = strlen(magic);
+    char head[32];
+    struct stat sb;
+    int ours = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && n <= sizeof head &&
+               pread(fd, head, n, 0) == (ssize_t)n && memcmp(head, magic, n) == 0;
+    close(fd);
+    return ours;
+}
+
+/* Removes the files clnz wrote in one subfolder, recognised by content. */
+static int clear_folder(const char *dir, const char *sub, const char *magic)
+{
+    char *path = cache_path(dir, "%s", sub);
+    int dfd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    free(path);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return 0;
     }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")))
+            if (written_by_clnz(dfd, e->d_name, magic) && unlinkat(dfd, e->d_name, 0) == 0)
+                ++n;
     closedir(d);
     return n;
 }
 
 clnz_status clnz_cache_clear(int *removed)
 {
-    char dir[1024], sub[1100];
-    cache_dir_resolve(dir, sizeof dir);
-    int n = 0;
-    if (dir[0]) {
-        snprintf(sub, sizeof sub, "%s/tuning", dir);
-        n += clear_folder(sub, ".txt");
-        snprintf(sub, sizeof sub, "%s/programs", dir);
-        n += clear_folder(sub, ".bin");
+    int too_long, n = 0;
+    char *dir = cache_dir_resolve(&too_long);
+    if (dir) {
+        n += clear_folder(dir, "tuning", CACHE_MAGIC_TUNING);
+        n += clear_folder(dir, "programs", CACHE_MAGIC_PROGRAM);
     }
+    free(dir);
     if (removed)
         *removed = n;
-    return CLNZ_SUCCESS;
+    return too_long ? CLNZ_ERROR_INVALID_VALUE : CLNZ_SUCCESS;
 }

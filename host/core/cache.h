@@ -8,19 +8,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* $CLNZ_CACHE_DIR, else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz, into out
- * (empty if none can be named). */
-void cache_dir_resolve(char *out, size_t n);
+/* What every file clnz writes in the cache starts with: `cache --clear`
+ * removes the files that do, and nothing else. */
+#define CACHE_MAGIC_TUNING "# clnz tuning result:"
+#define CACHE_MAGIC_PROGRAM "CLNZBIN1\n"
+
+/* $CLNZ_CACHE_DIR, else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz, in a
+ * malloc'd string; NULL if none can be named, or (*too_long set) if the
+ * path is PATH_MAX bytes or more, which no file call takes: a path is
+ * never cut to fit. */
+char *cache_dir_resolve(int *too_long);
+/* dir + "/" + the formatted rest, malloc'd (NULL: out of memory). */
+char *cache_path(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Creates the folder and its parents; 0 or an errno. */
 int cache_mkdirs(const char *dir);
 /* FNV-1a 64: checksums and key hashes, not security. */
 uint64_t cache_hash(const void *data, size_t n, uint64_t seed);
 #define CACHE_HASH_SEED 0xcbf29ce484222325ULL
-/* Whole file in a malloc'd buffer (NUL-terminated); NULL if unreadable or
- * over max bytes. */
+/* Whole regular file in a malloc'd buffer (NUL-terminated); NULL if it is
+ * missing, unreadable, not a regular file (a FIFO would block) or over max
+ * bytes. */
 char *cache_read_file(const char *path, size_t max, size_t *size);
 /* Writes a temporary file beside path and renames it into place, so that a
- * reader never sees half a file; 0 or an errno. */
+ * reader never sees half a file; 0 or an errno (EEXIST when the name is
+ * taken by something other than a regular file, which stays as it is). */
 int cache_write_atomic(const char *path, const void *data, size_t n);
 /* File name part from free text: letters, digits, '-', '.', the rest '_'. */
 void cache_sanitize(const char *in, char *out, size_t n);

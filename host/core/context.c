@@ -1,9 +1,9 @@
 /* context.c: creating, wrapping and releasing a clnz context. */
 #include "core/devices.h"
+#include "core/driver_lock.h"
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
-#include "core/devices.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -131,29 +131,45 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     return CLNZ_SUCCESS;
 }
 
-/* Reads the device limits the planner needs. */
 /* CLNZ_MAX_ALLOC (bytes, or with a K, M or G suffix) lowers the largest
  * allocation clnz allows itself below the device's: tests and users of a
  * shared device make the blocking calls cut their inputs in chunks with it.
- * It never raises the device's limit; values below 4 KiB are ignored. */
-static void limit_max_alloc(clnz_context *c)
+ * It never raises the device's limit; values below 4 KiB are ignored. A
+ * value that is not a byte count fails context creation: a limit that is
+ * silently dropped is a limit the user thinks holds. 0 with the byte count
+ * in *out (ULLONG_MAX when unset), or -1 with the reason in msg. */
+static int max_alloc_from_env(unsigned long long *out, char *msg, size_t msg_size)
 {
     const char *env = getenv("CLNZ_MAX_ALLOC");
+    *out = ULLONG_MAX;
     if (!env || !*env)
-        return;
+        return 0;
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(env, &end, 10);
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (errno || end == env || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift))
-        return;
-    v <<= shift;
+    unsigned long long v = *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
+    int ok = *env >= '0' && *env <= '9' && !errno;
+    int shift = ok && *end == 'K' ? 10 : ok && *end == 'M' ? 20 : ok && *end == 'G' ? 30 : 0;
+    if (!ok || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift)) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size,
+                     "CLNZ_MAX_ALLOC '%.64s' is not a byte count (digits, then K, M or G)", env);
+        return -1;
+    }
+    *out = v << shift;
+    return 0;
+}
+
+static void limit_max_alloc(clnz_context *c, unsigned long long v)
+{
     if (v >= 4096 && v < c->max_alloc)
         c->max_alloc = v;
 }
 
 static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
 {
+    unsigned long long max_alloc;
+    if (max_alloc_from_env(&max_alloc, msg, msg_size))
+        return CLNZ_ERROR_INVALID_VALUE;
     cl_device_type type = 0;
     clnz_status st = strategy_from_env(c, msg, msg_size);
     if (!st)
@@ -177,13 +193,33 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     c->type = type;
     c->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     ident_of_device(c->device, &c->id);
-    cache_dir_resolve(c->cache_dir, sizeof c->cache_dir);
+    int too_long;
+    c->cache_dir = cache_dir_resolve(&too_long);
+    if (too_long)
+        ctx_warn(c, "warning: the cache folder's path is PATH_MAX bytes or more: no cache");
     plan_defaults(c);
     launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
-    limit_max_alloc(c);
+    limit_max_alloc(c, max_alloc);
     return CLNZ_SUCCESS;
+}
+
+/* The OpenCL context and queue on c->device, under the driver lock. */
+static cl_int context_open(clnz_context *c, cl_platform_id platform, char *msg, size_t msg_size)
+{
+    DRIVER_HOLD();
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_int e = CL_SUCCESS;
+    c->cl = clCreateContext(props, 1, &c->device, NULL, NULL, &e);
+    if (e) {
+        set_msg(msg, msg_size, "clCreateContext", e);
+        return e;
+    }
+    c->queue = clCreateCommandQueue(c->cl, c->device, 0, &e);
+    if (e)
+        set_msg(msg, msg_size, "clCreateCommandQueue", e);
+    return e;
 }
 
 clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,
@@ -208,17 +244,8 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
         return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
     }
     c->device = device;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_int e = CL_SUCCESS;
-    c->cl = clCreateContext(props, 1, &device, NULL, NULL, &e);
+    cl_int e = context_open(c, platform, msg, msg_size);
     if (e) {
-        set_msg(msg, msg_size, "clCreateContext", e);
-        clnz_context_release(c);
-        return e;
-    }
-    c->queue = clCreateCommandQueue(c->cl, device, 0, &e);
-    if (e) {
-        set_msg(msg, msg_size, "clCreateCommandQueue", e);
         clnz_context_release(c);
         return e;
     }
@@ -285,6 +312,7 @@ void clnz_context_release(clnz_context *c)
     if (c->cl)
         clReleaseContext(c->cl);
     ctx_free_messages(c);
+    free(c->cache_dir);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }

@@ -65,7 +65,7 @@ struct clnz_context {
     char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
 
     device_ident id;      /* who the device is: the key of its cache files */
-    char cache_dir[1024]; /* empty: no cache */
+    char *cache_dir;      /* malloc'd; NULL: no cache */
     clnz_launch launch[TUNE_KERNELS];
     clnz_launch_source launch_source[TUNE_KERNELS];
     /* Strategies: the forced one (clnz_context_set_strategy, CLNZ_STRATEGY),

@@ -1,28 +1,55 @@
 /* devices.c: finding OpenCL devices, listing them and parsing "P:D". */
 #include "core/devices.h"
+#include "core/driver_lock.h"
 #include "tune/tune.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
 
-static cl_uint platforms(cl_platform_id *ids)
+/* What discovery met, for the message when no device turns up: the first
+ * error the driver returned (with errno just after it: the ICD loader
+ * leaves EMFILE there when it runs out of file descriptors) and where. */
+typedef struct {
+    cl_int err;
+    int err_errno;
+    const char *call;
+} discovery;
+
+static void discovery_note(discovery *dv, cl_int e, int err_errno, const char *call)
+{
+    if (e != CL_SUCCESS && dv && dv->err == CL_SUCCESS) {
+        dv->err = e;
+        dv->err_errno = err_errno;
+        dv->call = call;
+    }
+}
+
+static cl_uint platforms(cl_platform_id *ids, discovery *dv)
 {
     cl_uint n = 0;
-    if (clGetPlatformIDs(MAX_PLATFORMS, ids, &n) != CL_SUCCESS)
+    errno = 0;
+    cl_int e = clGetPlatformIDs(MAX_PLATFORMS, ids, &n);
+    discovery_note(dv, e, errno, "clGetPlatformIDs");
+    if (e != CL_SUCCESS)
         return 0;
     return n < MAX_PLATFORMS ? n : MAX_PLATFORMS;
 }
 
-static cl_uint devices_of(cl_platform_id p, cl_device_id *ids)
+static cl_uint devices_of(cl_platform_id p, cl_device_id *ids, discovery *dv)
 {
     cl_uint n = 0;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &n) != CL_SUCCESS)
+    errno = 0;
+    cl_int e = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &n);
+    discovery_note(dv, e, errno, "clGetDeviceIDs");
+    if (e != CL_SUCCESS)
         return 0;
     return n < MAX_DEVICES ? n : MAX_DEVICES;
 }
@@ -81,16 +108,17 @@ static int fit(const char *selector, cl_platform_id p, cl_device_id d)
 }
 
 /* The best fitting device for a selector that is not "P:D" (NULL: the
- * default), the first in platform order among equals; 0 if none fits.
- * *why says why it is the one. */
-static int pick(const char *selector, int *pi, int *di, char *why, size_t why_size)
+ * default), the first in platform order among equals; 0 if none fits
+ * (dv, if not NULL, gets what the driver said). *why says why. */
+static int pick(const char *selector, int *pi, int *di, char *why, size_t why_size,
+                discovery *dv)
 {
     cl_platform_id ps[MAX_PLATFORMS];
-    cl_uint np = platforms(ps);
+    cl_uint np = platforms(ps, dv);
     int best = -1, simulators = 0;
     for (cl_uint p = 0; p < np; ++p) {
         cl_device_id ds[MAX_DEVICES];
-        cl_uint nd = devices_of(ps[p], ds);
+        cl_uint nd = devices_of(ps[p], ds, dv);
         for (cl_uint d = 0; d < nd; ++d) {
             int f = fit(selector, ps[p], ds[d]);
             simulators += f == 1;
@@ -125,12 +153,46 @@ static void chosen(int *pi, int *di, char *why, size_t n)
     if (env && *env && strchr(env, ':')) {
         if (devices_parse_selector(env, pi, di))
             snprintf(why, n, "CLNZ_DEVICE=%.40s", env);
-    } else if (pick(env && *env ? env : NULL, pi, di, how, sizeof how)) {
+    } else if (pick(env && *env ? env : NULL, pi, di, how, sizeof how, NULL)) {
         if (env && *env)
             snprintf(why, n, "CLNZ_DEVICE=%.40s: %s", env, how);
         else
             snprintf(why, n, "%s", how);
     }
+}
+
+/* A resource limit that can make a driver fail to load: drivers open their
+ * libraries and map hundreds of MiB, and then report only "no platform". */
+static void limit_hint(int err_errno, char *out, size_t n)
+{
+    struct rlimit files = {RLIM_INFINITY, RLIM_INFINITY}, space = files;
+    getrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_AS, &space);
+    if (err_errno == EMFILE || err_errno == ENFILE || files.rlim_cur < 64)
+        snprintf(out, n, "; %s (ulimit -n is %llu)",
+                 err_errno == EMFILE || err_errno == ENFILE ? "too many open files"
+                                                            : "the driver may need more files open",
+                 (unsigned long long)files.rlim_cur);
+    else if (space.rlim_cur != RLIM_INFINITY)
+        snprintf(out, n, "; out of memory for the driver? (ulimit -v is %llu KiB)",
+                 (unsigned long long)(space.rlim_cur >> 10));
+    else if (err_errno == ENOMEM)
+        snprintf(out, n, "; out of memory");
+    else
+        snprintf(out, n, " (is an ICD such as pocl-opencl-icd installed?)");
+}
+
+/* Why discovery found no device: the driver's own error where it gave one,
+ * and the resource limit likely behind it. */
+static void no_device_message(const discovery *dv, char *msg, size_t msg_size)
+{
+    char hint[160];
+    limit_hint(dv->err_errno, hint, sizeof hint);
+    if (dv->err != CL_SUCCESS)
+        snprintf(msg, msg_size, "no OpenCL device found: %s returned %s%s", dv->call,
+                 clnz_status_string(dv->err), hint);
+    else
+        snprintf(msg, msg_size, "no OpenCL device found%s", hint);
 }
 
 int devices_parse_selector(const char *s, int *p, int *d)
@@ -154,6 +216,7 @@ int devices_parse_selector(const char *s, int *p, int *d)
 clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_device_id *device,
                          char *msg, size_t msg_size)
 {
+    DRIVER_HOLD();
     const char *origin = "device";
     if (!selector) {
         selector = getenv("CLNZ_DEVICE");
@@ -171,24 +234,32 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
                      origin, selector);
             return CLNZ_ERROR_INVALID_DEVICE;
         }
-    } else if (!pick(selector, &pi, &di, why, sizeof why)) {
-        if (selector)
+    } else {
+        discovery dv = {CL_SUCCESS, 0, NULL};
+        if (!pick(selector, &pi, &di, why, sizeof why, &dv)) {
+            if (!selector || dv.err != CL_SUCCESS) { /* no device at all: the driver's reason */
+                no_device_message(&dv, msg, msg_size);
+                return CLNZ_ERROR_NO_DEVICE;
+            }
             snprintf(msg, msg_size, "%s '%.100s': no device matches (see clnz devices)", origin,
                      selector);
-        else
-            snprintf(msg, msg_size,
-                     "no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)");
-        return selector ? CLNZ_ERROR_INVALID_DEVICE : CLNZ_ERROR_NO_DEVICE;
+            return CLNZ_ERROR_INVALID_DEVICE;
+        }
     }
+    discovery dv = {CL_SUCCESS, 0, NULL};
     cl_platform_id ps[MAX_PLATFORMS];
-    cl_uint np = platforms(ps);
+    cl_uint np = platforms(ps, &dv);
+    if (np == 0) { /* the driver's reason beats "no platform 0" */
+        no_device_message(&dv, msg, msg_size);
+        return CLNZ_ERROR_NO_DEVICE;
+    }
     if ((cl_uint)pi >= np) {
         snprintf(msg, msg_size, "%s '%s': no platform %d (%u found)", origin,
                  selector ? selector : "", pi, np);
         return CLNZ_ERROR_INVALID_DEVICE;
     }
     cl_device_id ds[MAX_DEVICES];
-    cl_uint nd = devices_of(ps[pi], ds);
+    cl_uint nd = devices_of(ps[pi], ds, NULL);
     if ((cl_uint)di >= nd) {
         snprintf(msg, msg_size, "%s '%s': platform %d has no device %d (%u found)", origin,
                  selector ? selector : "", pi, di, nd);
@@ -212,14 +283,15 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
 {
     if (!count || max < 0 || (max > 0 && !infos))
         return CLNZ_ERROR_INVALID_ARGUMENT;
+    DRIVER_HOLD();
     cl_platform_id ps[MAX_PLATFORMS];
-    cl_uint np = platforms(ps);
+    cl_uint np = platforms(ps, NULL);
     int dp = -1, dd = -1, k = 0;
     char why[sizeof infos[0].why_default] = "";
     chosen(&dp, &dd, why, sizeof why);
     for (cl_uint p = 0; p < np; ++p) {
         cl_device_id ds[MAX_DEVICES];
-        cl_uint nd = devices_of(ps[p], ds);
+        cl_uint nd = devices_of(ps[p], ds, NULL);
         for (cl_uint d = 0; d < nd; ++d, ++k) {
             if (k >= max)
                 continue;

@@ -2,6 +2,7 @@
  * per calling thread. */
 #include "core/context.h"
 
+#include <CL/cl_ext.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ const char *clnz_status_string(clnz_status s)
         NAME(CLNZ_ERROR_SHAPE_MISMATCH, "shapes do not match or broadcast")
         NAME(CLNZ_ERROR_DTYPE_MISMATCH, "dtypes differ")
         NAME(CLNZ_ERROR_UNSUPPORTED_STRATEGY, "the strategy cannot serve the call")
+        NAME(CL_PLATFORM_NOT_FOUND_KHR, "no OpenCL platform (the ICD loader loaded none)")
         NAME(CL_DEVICE_NOT_FOUND, "device not found")
         NAME(CL_DEVICE_NOT_AVAILABLE, "device not available")
         NAME(CL_COMPILER_NOT_AVAILABLE, "compiler not available")

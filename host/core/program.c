@@ -7,14 +7,19 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/cache.h"
+#include "core/driver_lock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Under the driver lock: PoCL's compiler is not safe to run from several
+ * threads at once, and a thread that waited finds the program the first
+ * one stored in the cache instead of compiling it again. */
 static clnz_status build(clnz_context *ctx, const char *file, const char *options,
                          cl_program *out)
 {
+    DRIVER_HOLD();
     /* -w (a standard build option): the library never prints, and PoCL
      * prints its compiler's warnings (AVX ABI notes on our vector code) on
      * stderr, "N warnings generated.", when it compiles for the CPU. */
@@ -24,12 +29,15 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
     char opts[512];
     if (dir && *dir) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s.cl", dir, file);
+        /* a cut path would read, or include, another folder's files */
+        if (snprintf(path, sizeof path, "%s/%s.cl", dir, file) >= (int)sizeof path ||
+            snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w -I %s %s", dir, options) >= (int)sizeof opts)
+            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "CLNZ_KERNEL_DIR is too long (%zu bytes)",
+                            strlen(dir));
         size_t size = 0;
         src = owned = cache_read_file(path, (size_t)16 << 20, &size);
         if (!src)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "cannot read kernel source %s", path);
-        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w -I %s %s", dir, options);
     } else {
         src = kernel_source_embedded(file);
         if (!src)

@@ -18,15 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAGIC "CLNZBIN1\n"
+#define MAGIC CACHE_MAGIC_PROGRAM
 #define MAX_BINARY (256u << 20)
 
-static int cache_path(const clnz_context *ctx, const char *key, char *out, size_t n)
+/* The file of a program (malloc'd), or NULL without a cache. */
+static char *program_path(const clnz_context *ctx, const char *key)
 {
-    if (!ctx->cache_dir[0])
-        return 0;
+    if (!ctx->cache_dir)
+        return NULL;
     uint64_t h = cache_hash(key, strlen(key), CACHE_HASH_SEED);
-    return snprintf(out, n, "%s/programs/%016" PRIx64 ".bin", ctx->cache_dir, h) < (int)n;
+    return cache_path(ctx->cache_dir, "programs/%016" PRIx64 ".bin", h);
 }
 
 /* The binary inside a cache file, or NULL if the file is not what it claims. */
@@ -57,13 +58,13 @@ const unsigned char *program_cache_parse(const char *data, size_t size, const ch
 
 cl_program program_cache_load(clnz_context *ctx, const char *key)
 {
-    char path[1200];
-    if (!cache_path(ctx, key, path, sizeof path))
-        return NULL;
+    char *path = program_path(ctx, key);
     size_t size = 0;
-    char *data = cache_read_file(path, MAX_BINARY + 4096, &size);
-    if (!data)
+    char *data = path ? cache_read_file(path, MAX_BINARY + 4096, &size) : NULL;
+    if (!data) {
+        free(path);
         return NULL;
+    }
     size_t len = 0;
     const unsigned char *bin = program_cache_parse(data, size, key, &len);
     cl_program prog = NULL;
@@ -81,39 +82,44 @@ cl_program program_cache_load(clnz_context *ctx, const char *key)
     if (!prog) {
         unlink(path); /* stale or corrupt: rebuilt from source and stored again */
         ctx->stats.cache_files_rejected++;
-        return NULL;
+    } else {
+        ctx->stats.programs_from_cache++;
     }
-    ctx->stats.programs_from_cache++;
+    free(path);
     return prog;
 }
 
 void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
 {
-    char path[1200], dir[1100];
-    if (!cache_path(ctx, key, path, sizeof path))
-        return;
     size_t len = 0;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
+    if (!ctx->cache_dir ||
+        clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
         len == 0 || len > MAX_BINARY)
-        return; /* a driver without binaries: nothing to cache */
+        return; /* no cache, or a driver without binaries: nothing to cache */
     size_t klen = strlen(key);
     size_t head_max = strlen(MAGIC) + klen + 1 + 24;
     char *buf = malloc(head_max + len + 17);
-    if (!buf)
-        return;
-    int head = snprintf(buf, head_max, "%s%s\n%zu\n", MAGIC, key, len);
-    unsigned char *bin = (unsigned char *)buf + head;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+    char *path = program_path(ctx, key), *dir = cache_path(ctx->cache_dir, "programs");
+    if (!buf || !path || !dir) {
         free(buf);
+        free(path);
+        free(dir);
         return;
     }
-    size_t body = (size_t)head + len;
-    snprintf(buf + body, 18, "%016" PRIx64 "\n", cache_hash(buf, body, CACHE_HASH_SEED));
-    snprintf(dir, sizeof dir, "%s/programs", ctx->cache_dir);
-    int err = cache_mkdirs(dir);
-    if (!err)
-        err = cache_write_atomic(path, buf, body + 17);
-    if (err)
-        ctx_warn(ctx, "warning: cannot write the program cache in %s: %s", dir, strerror(err));
+    int head = snprintf(buf, head_max, "%s%s\n%zu\n", MAGIC, key, len);
+    unsigned char *bin = (unsigned char *)buf + head;
+    int err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+    if (err == CL_SUCCESS) {
+        size_t body = (size_t)head + len;
+        snprintf(buf + body, 18, "%016" PRIx64 "\n", cache_hash(buf, body, CACHE_HASH_SEED));
+        err = cache_mkdirs(dir);
+        if (!err)
+            err = cache_write_atomic(path, buf, body + 17);
+        if (err)
+            ctx_warn(ctx, "warning: cannot write the program cache in %s: %s", dir,
+                     strerror(err));
+    }
     free(buf);
+    free(path);
+    free(dir);
 }

@@ -38,9 +38,21 @@ clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *i
                             (long long)t->shape[d]);
         info->shape[d] = t->shape[d];
     }
+    for (int d = 0; d < t->rank; ++d)
+        if (t->shape[d] == 0)
+            info->n = 0;
+    if (info->n == 0) {
+        /* Empty: valid whatever the other extents (numpy makes (0, 2**62)).
+         * No element is read, so strides do not matter, and the extents'
+         * product may not even fit. */
+        for (int d = 0; d < t->rank; ++d)
+            info->strides[d] = 1;
+        info->contiguous = 1;
+        return CLNZ_SUCCESS;
+    }
     for (int d = 0; d < t->rank; ++d) {
         uint64_t e = (uint64_t)t->shape[d];
-        if (e && info->n > MAX_ELEMENTS / e)
+        if (info->n > MAX_ELEMENTS / e)
             return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the shape holds more than 2^62 elements");
         info->n *= e;
     }

@@ -4,8 +4,10 @@
  * 4 RGBA), u8 for 8-bit samples and u16 for 16-bit ones (stored big-endian
  * on disk, native in memory). Palettes become RGB (RGBA with transparency),
  * 1-, 2- and 4-bit gray becomes 8-bit (scaled to 0..255, as libpng does).
- * Sizes are checked against the file before anything is allocated: PNM's
- * exactly, PNG's against what deflate can expand the file's bytes to. */
+ * Images are read whole into memory first (input.c: from a file or a
+ * stream alike), and sizes are checked against those bytes before anything
+ * is allocated from them: PNM's exactly, PNG's against what deflate can
+ * expand them to. */
 #include "io/io.h"
 
 #include <errno.h>
@@ -34,27 +36,34 @@ static void image_array(npy_array *a, void *pixels, clnz_dtype dt, int64_t h, in
     if (c == 1)
         a->strides[1] = 1;
     a->data = pixels;
-    a->swapped = pixels;
+    a->buffer = pixels;
 }
 
 /* ---- PGM / PPM ---- */
 
+/* The file's bytes with a read position. */
+typedef struct {
+    const unsigned char *p, *end;
+} mem_reader;
+
+static int mem_getc(mem_reader *m) { return m->p < m->end ? *m->p++ : EOF; }
+
 /* The next header number, after whitespace and # comments. */
-static int pnm_number(FILE *f, long *out)
+static int pnm_number(mem_reader *m, long *out)
 {
-    int ch = fgetc(f);
+    int ch = mem_getc(m);
     for (;;) {
         while (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
-            ch = fgetc(f);
+            ch = mem_getc(m);
         if (ch != '#')
             break;
         while (ch != '\n' && ch != EOF)
-            ch = fgetc(f);
+            ch = mem_getc(m);
     }
     if (ch < '0' || ch > '9')
         return 0;
     long v = 0;
-    for (; ch >= '0' && ch <= '9'; ch = fgetc(f)) {
+    for (; ch >= '0' && ch <= '9'; ch = mem_getc(m)) {
         if (v > 1L << 40)
             return 0;
         v = v * 10 + (ch - '0');
@@ -66,37 +75,37 @@ static int pnm_number(FILE *f, long *out)
     return 1;
 }
 
-static int pnm_read(const char *path, FILE *f, long file_size, npy_array *a, char *err,
+/* Takes the file's bytes (buf, len): the pixels are moved to its front. */
+static int pnm_read(const char *name, unsigned char *buf, size_t len, npy_array *a, char *err,
                     size_t err_size)
 {
-    char magic[2];
-    if (fread(magic, 1, 2, f) != 2)
-        FAIL("%s: truncated PNM header", path);
-    int channels = magic[1] == '5' ? 1 : 3;
+    mem_reader m = {buf + 2, buf + len};
+    char kind = (char)buf[1];
+    int channels = kind == '5' ? 1 : 3;
     long w, h, maxval;
-    if (!pnm_number(f, &w) || !pnm_number(f, &h) || !pnm_number(f, &maxval))
-        FAIL("%s: malformed PNM header (want P%c WIDTH HEIGHT MAXVAL)", path, magic[1]);
+    if (!pnm_number(&m, &w) || !pnm_number(&m, &h) || !pnm_number(&m, &maxval))
+        FAIL("%s: malformed PNM header (want P%c WIDTH HEIGHT MAXVAL)", name, kind);
     if (w < 1 || h < 1 || maxval < 1 || maxval > 65535)
-        FAIL("%s: PNM width %ld, height %ld or maxval %ld out of range", path, w, h, maxval);
+        FAIL("%s: PNM width %ld, height %ld or maxval %ld out of range", name, w, h, maxval);
     int bytes = maxval > 255 ? 2 : 1;
-    long at = ftell(f);
-    unsigned long long need = (unsigned long long)w * (unsigned long long)h * channels * bytes;
-    if (at < 0 || need > (unsigned long long)(file_size - at))
-        FAIL("%s: truncated: %llu bytes of pixels expected, %ld found", path, need,
-             at < 0 ? 0L : file_size - at);
-    unsigned char *px = malloc(need ? (size_t)need : 1);
-    if (!px)
-        FAIL("%s: cannot allocate %llu bytes", path, need);
-    if (fread(px, 1, (size_t)need, f) != need) {
-        free(px);
-        FAIL("%s: read error", path);
+    size_t at = (size_t)(m.p - buf), have = len - at;
+    /* in 128 bits: width and height reach 2^40 each, and the message must
+     * not show a product that wrapped */
+    unsigned __int128 need = (unsigned __int128)w * (unsigned __int128)h * channels * bytes;
+    if (need > have) {
+        if (need >> 64)
+            FAIL("%s: truncated: %ld x %ld pixels of %d bytes expected, %zu bytes found", name,
+                 w, h, channels * bytes, have);
+        FAIL("%s: truncated: %llu bytes of pixels expected, %zu found", name,
+             (unsigned long long)need, have);
     }
+    memmove(buf, buf + at, (size_t)need);
     if (bytes == 2) /* big-endian samples on disk */
-        for (size_t i = 0; i < need; i += 2) {
-            uint16_t v = (uint16_t)(px[i] << 8 | px[i + 1]);
-            memcpy(px + i, &v, 2);
+        for (size_t i = 0; i < (size_t)need; i += 2) {
+            uint16_t v = (uint16_t)(buf[i] << 8 | buf[i + 1]);
+            memcpy(buf + i, &v, 2);
         }
-    image_array(a, px, bytes == 2 ? CLNZ_U16 : CLNZ_U8, h, w, channels);
+    image_array(a, buf, bytes == 2 ? CLNZ_U16 : CLNZ_U8, h, w, channels);
     return 0;
 }
 
@@ -105,14 +114,25 @@ static int pnm_read(const char *path, FILE *f, long file_size, npy_array *a, cha
 typedef struct {
     char *err;
     size_t err_size;
-    const char *path;
+    const char *name;
 } png_ctx;
 
 static void png_fail(png_structp png, png_const_charp msg)
 {
     png_ctx *pc = png_get_error_ptr(png);
-    snprintf(pc->err, pc->err_size, "%s: PNG error: %s", pc->path, msg);
+    snprintf(pc->err, pc->err_size, "%s: PNG error: %s", pc->name, msg);
     png_longjmp(png, 1);
+}
+
+/* libpng reads from the bytes in memory; running past them is the error
+ * a truncated file gives. */
+static void png_from_memory(png_structp png, png_bytep out, png_size_t n)
+{
+    mem_reader *m = png_get_io_ptr(png);
+    if ((size_t)(m->end - m->p) < n)
+        png_error(png, "Read Error: truncated file");
+    memcpy(out, m->p, n);
+    m->p += n;
 }
 
 static void png_quiet(png_structp png, png_const_charp msg)
@@ -125,17 +145,18 @@ static void png_quiet(png_structp png, png_const_charp msg)
  * each a filter byte and the packed pixels. */
 enum { DEFLATE_MAX_RATIO = 1032 };
 
-static int png_read(const char *path, FILE *f, long file_size, npy_array *a, char *err,
-                    size_t err_size)
+static int png_read(const char *name, const unsigned char *buf, size_t len, npy_array *a,
+                    char *err, size_t err_size)
 {
-    png_ctx pc = {err, err_size, path};
+    png_ctx pc = {err, err_size, name};
+    mem_reader m = {buf, buf + len};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &pc, png_fail, png_quiet);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     unsigned char *volatile px = NULL;
     png_bytep *volatile rows = NULL;
     if (!info) {
         png_destroy_read_struct(png ? &png : NULL, NULL, NULL);
-        FAIL("%s: cannot start libpng", path);
+        FAIL("%s: cannot start libpng", name);
     }
     if (setjmp(png_jmpbuf(png))) {
         free(px);
@@ -143,16 +164,16 @@ static int png_read(const char *path, FILE *f, long file_size, npy_array *a, cha
         png_destroy_read_struct(&png, &info, NULL);
         return -1;
     }
-    png_init_io(png, f);
+    png_set_read_fn(png, &m, png_from_memory);
     png_read_info(png, info);
     int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     double stream = (double)png_get_image_height(png, info) *
                     (1.0 + ceil((double)png_get_image_width(png, info) *
                                 png_get_channels(png, info) * depth / 8.0));
-    if (stream > (double)DEFLATE_MAX_RATIO * (double)file_size) {
-        snprintf(err, err_size, "%s: PNG of %u x %u pixels cannot come out of %ld bytes", path,
+    if (stream > (double)DEFLATE_MAX_RATIO * (double)len) {
+        snprintf(err, err_size, "%s: PNG of %u x %u pixels cannot come out of %zu bytes", name,
                  (unsigned)png_get_image_width(png, info),
-                 (unsigned)png_get_image_height(png, info), file_size);
+                 (unsigned)png_get_image_height(png, info), len);
         png_longjmp(png, 1);
     }
     if (type == PNG_COLOR_TYPE_PALETTE) {
@@ -187,40 +208,48 @@ static int png_read(const char *path, FILE *f, long file_size, npy_array *a, cha
     return 0;
 }
 
+/* An image, from all of the input's bytes. */
+static int image_read(in_file *in, int is_png, npy_array *a, char *err, size_t err_size)
+{
+    char q[IO_QUOTE_MAX];
+    const char *name = io_quote(in->path, q, sizeof q);
+    size_t len = 0;
+    unsigned char *buf = in_slurp(in, &len, err, err_size);
+    if (!buf)
+        return -1;
+    int rc;
+    if (is_png) {
+        rc = png_read(name, buf, len, a, err, err_size);
+        free(buf);
+    } else if (buf[1] == '5' || buf[1] == '6') {
+        rc = pnm_read(name, buf, len, a, err, err_size); /* keeps buf as the pixels */
+        if (rc)
+            free(buf);
+    } else {
+        snprintf(err, err_size,
+                 "%s: PNM format P%c is not supported (binary P5 gray and P6 colour are)", name,
+                 buf[1]);
+        free(buf);
+        rc = -1;
+    }
+    return rc;
+}
+
 int array_read(const char *path, npy_array *a, char *err, size_t err_size)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        FAIL("cannot open %s: %s", path, strerror(errno));
+    in_file in;
+    if (in_open(&in, path, err, err_size))
+        return -1;
     unsigned char head[8] = {0};
-    size_t got = fread(head, 1, 8, f);
+    size_t got = in_peek(&in, head, 8);
     int is_png = got == 8 && png_sig_cmp(head, 0, 8) == 0;
     int is_pnm = got >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '7';
-    int rc = 1; /* not an image: a .npy */
-    if (is_png || is_pnm) {
-        long size = -1;
-        if (fseek(f, 0, SEEK_END) == 0)
-            size = ftell(f);
-        if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-            snprintf(err, err_size, "%s: cannot seek", path);
-            rc = -1;
-        } else if (is_png) {
-            rc = png_read(path, f, size, a, err, err_size);
-        } else if (head[1] == '5' || head[1] == '6') {
-            rc = pnm_read(path, f, size, a, err, err_size);
-        } else {
-            snprintf(err, err_size,
-                     "%s: PNM format P%c is not supported (binary P5 gray and P6 colour are)",
-                     path, head[1]);
-            rc = -1;
-        }
-    }
-    fclose(f);
-    if (rc == 1)
-        rc = npy_read(path, a, err, err_size);
-    /* messages quote the file's own bytes (a dtype, a key, the path): keep
-     * them one printable line (found by fuzz_array) */
+    int rc = is_png || is_pnm ? image_read(&in, is_png, a, err, err_size)
+                              : npy_read_from(&in, a, err, err_size);
+    in_close(&in);
+    /* messages quote the file's own bytes (a dtype, a key): keep them one
+     * printable line (found by fuzz_array) */
     for (char *c = err; rc && *c; ++c)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';

@@ -1,5 +1,6 @@
-/* io.h: the clnz command's file formats: .npy in and out (npy.c), PNG, PGM and
- * PPM images in (image.c). */
+/* io.h: the clnz command's file formats: .npy in and out (npy.c), PNG, PGM
+ * and PPM images in (image.c), over the input files of input.c. Outputs
+ * are written through output.h. */
 #ifndef CLNZ_CLI_NPY_H
 #define CLNZ_CLI_NPY_H
 
@@ -14,15 +15,49 @@ typedef struct {
     int64_t shape[CLNZ_MAX_RANK];
     int64_t strides[CLNZ_MAX_RANK]; /* elements: C or Fortran order */
     int fortran_order;
-    const void *data;               /* logical element 0 */
-    /* what to free */
-    void *map;
-    size_t map_size;
-    void *swapped; /* big-endian input, swapped to native order */
+    const void *data; /* logical element 0 */
+    void *buffer;     /* what to free: the bytes data points into */
 } npy_array;
+
+/* ---- input files (input.c) ---- */
+
+/* How long a FIFO may wait for its other end (a writer for an input, a
+ * reader for an output) before clnz gives up, rather than hang. */
+#define IO_FIFO_WAIT_MS 5000
+
+/* An input opened once and read front to back: a regular file (its size
+ * known at open), or a stream (a FIFO or pipe, /dev/stdin). Anything else
+ * is refused at open. Bytes peeked at to tell the format come back first. */
+typedef struct {
+    int fd;
+    const char *path;
+    int stream;
+    uint64_t size; /* regular files: the size at open */
+    unsigned char ahead[16];
+    size_t ahead_len, ahead_pos;
+} in_file;
+
+int in_open(in_file *f, const char *path, char *err, size_t err_size);
+void in_close(in_file *f);
+/* Up to n bytes without consuming them (for telling formats apart). */
+size_t in_peek(in_file *f, void *buf, size_t n);
+/* Reads up to n bytes, fewer only at the end of the file; -1 on an error
+ * (errno set). */
+int64_t in_read(in_file *f, void *buf, uint64_t n);
+/* The rest of the input in a malloc'd buffer (NUL-terminated); NULL with
+ * the reason in err. */
+unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size);
+/* path as messages show it: in single quotes, with quotes, backslashes and
+ * control characters escaped (\n, \x1b), so that an error stays one line. */
+const char *io_quote(const char *path, char *buf, size_t n);
+#define IO_QUOTE_MAX 1100 /* a buffer for io_quote: longer paths are cut with "..." */
+
+/* ---- arrays ---- */
 
 /* Reads path into arr. On failure returns -1 with a one-line reason in err. */
 int npy_read(const char *path, npy_array *arr, char *err, size_t err_size);
+/* The same from an input already open (array_read's, after its peek). */
+int npy_read_from(in_file *in, npy_array *arr, char *err, size_t err_size);
 void npy_free(npy_array *arr);
 /* Any input of the clnz command: a PNG, PGM or PPM image (image.c) by
  * its first bytes, else a .npy. */
@@ -30,18 +65,11 @@ int array_read(const char *path, npy_array *arr, char *err, size_t err_size);
 /* The array as the library sees it (pointers into arr: valid while it is). */
 clnz_tensor npy_tensor(const npy_array *arr);
 
-/* An output written to a temporary file beside its final path and renamed
- * into place only by npy_commit, so a failed run leaves nothing behind. */
-typedef struct {
-    char *path;
-    char *tmp_path;
-} npy_pending;
-
-/* Writes a C-order array of ndim (0..CLNZ_MAX_RANK) dims; descr like "<i8". */
-int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *shape,
-                  const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size);
-int npy_commit(npy_pending *p, char *err, size_t err_size);
-void npy_discard(npy_pending *p); /* removes the temporary file, if any */
+/* The .npy header (version 1.0) of a C-order array of ndim
+ * (0..CLNZ_MAX_RANK) dims, descr like "<i8", into out; its length. */
+enum { NPY_HEADER_MAX = 1152 };
+size_t npy_header(const char *descr, int ndim, const int64_t *shape,
+                  unsigned char out[NPY_HEADER_MAX]);
 /* The .npy descr of a dtype in native (little-endian) order, "<f4". */
 const char *npy_descr(clnz_dtype dtype);
 

@@ -1,25 +1,26 @@
 /* npy.c: the .npy format (versions 1.0, 2.0 and 3.0) for the clnz command.
  *
- * Input is mapped read-only and checked before anything is allocated from it:
- * the header must parse, the dtype must be one clnz knows, and the shape must
- * describe exactly the bytes that follow the header. */
+ * Input is read (input.c) and checked before anything is allocated from
+ * it: the header must parse, the dtype must be one clnz knows, and the
+ * shape must describe exactly the bytes that follow the header (for a
+ * stream: the bytes up to its end). */
 #define _GNU_SOURCE
 #include "io/io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define FAIL(...)                                \
     do {                                         \
         snprintf(err, err_size, __VA_ARGS__);    \
         return -1;                               \
     } while (0)
+
+/* numpy writes headers of a few hundred bytes (and reads at most 10000 by
+ * default); a longer one is not worth allocating for. */
+#define NPY_HEADER_LEN_MAX (1u << 20)
 
 /* ---- the header: a Python dict literal ---- */
 typedef struct {
@@ -51,7 +52,8 @@ static int parse_str(cursor *c, char *out, size_t n)
     char q = *c->p++;
     size_t k = 0;
     while (c->p < c->end && *c->p != q) {
-        if (k + 1 >= n)
+        /* a NUL would cut the string short for strcmp: "<f4\0junk" is no "<f4" */
+        if (k + 1 >= n || *c->p == '\0')
             return 0;
         out[k++] = *c->p++;
     }
@@ -84,11 +86,14 @@ static int parse_shape(cursor *c, npy_array *a, char *err, size_t err_size)
         skip_ws(c);
         if (c->p >= c->end || *c->p < '0' || *c->p > '9')
             FAIL("the header's shape holds something other than non-negative integers");
+        /* any extent numpy can make (an int64): an empty array may have
+         * huge ones, and the element count is checked later */
         uint64_t v = 0;
         while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-            if (v > (UINT64_C(1) << 62) / 10)
-                FAIL("a dimension in the header's shape is absurdly large");
-            v = v * 10 + (uint64_t)(*c->p++ - '0');
+            uint64_t digit = (uint64_t)(*c->p++ - '0');
+            if (v > ((uint64_t)INT64_MAX - digit) / 10)
+                FAIL("a dimension in the header's shape is larger than 2^63-1");
+            v = v * 10 + digit;
         }
         if (c->p < c->end && *c->p == 'L') /* Python 2 longs */
             c->p++;
@@ -168,6 +173,9 @@ static int parse_header(const char *h, size_t len, npy_array *a, int *big, char 
     }
     if (!have_descr || !have_order || !have_shape)
         FAIL("the header lacks %s", !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+    skip_ws(&c); /* numpy pads with spaces and ends with a newline: nothing else */
+    if (c.p != c.end)
+        FAIL("the header has bytes after its dictionary");
     return 0;
 }
 
@@ -182,125 +190,198 @@ static void byteswap(void *data, uint64_t n, size_t elem)
         }
 }
 
-int npy_read(const char *path, npy_array *a, char *err, size_t err_size)
+/* The element count of a shape, or -1 above 2^62 bytes. Any extent goes
+ * when another is 0: the array is empty whatever the rest (numpy makes
+ * (0, 2**62)). */
+static int64_t element_count(const npy_array *a, size_t elem)
 {
-    memset(a, 0, sizeof *a);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        FAIL("cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        FAIL("%s is not a regular file", path);
-    }
-    size_t size = (size_t)sb.st_size;
-    if (size < 10) {
-        close(fd);
-        FAIL("%s is not a .npy file (too short)", path);
-    }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        FAIL("cannot map %s: %s", path, strerror(errno));
-    a->map = map;
-    a->map_size = size;
-    const unsigned char *b = map;
-    size_t hlen, hstart;
-    if (memcmp(b, "\x93NUMPY", 6) != 0) {
-        npy_free(a);
-        FAIL("%s is not a .npy file (bad magic)", path);
-    }
-    if (b[6] == 1) {
-        hlen = (size_t)b[8] | (size_t)b[9] << 8;
-        hstart = 10;
-    } else if (b[6] == 2 || b[6] == 3) {
-        if (size < 12) {
-            npy_free(a);
-            FAIL("%s: truncated header", path);
-        }
-        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
-        hstart = 12;
-    } else {
-        int major = b[6], minor = b[7];
-        npy_free(a);
-        FAIL("%s: unsupported .npy format version %d.%d", path, major, minor);
-    }
-    if (hlen > size - hstart) {
-        npy_free(a);
-        FAIL("%s: truncated header", path);
-    }
-    int big = 0;
-    char perr[200];
-    if (parse_header((const char *)b + hstart, hlen, a, &big, perr, sizeof perr)) {
-        npy_free(a);
-        FAIL("%s: %s", path, perr);
-    }
-    size_t elem = clnz_dtype_size(a->dtype);
+    for (int d = 0; d < a->rank; ++d)
+        if (a->shape[d] == 0)
+            return 0;
     uint64_t n = 1;
     for (int d = 0; d < a->rank; ++d) {
         uint64_t e = (uint64_t)a->shape[d];
-        if (e && n > ((UINT64_C(1) << 62) / elem) / e) {
-            npy_free(a);
-            FAIL("%s: the shape is absurdly large", path);
-        }
+        if (n > ((UINT64_C(1) << 62) / elem) / e)
+            return -1;
         n *= e;
     }
-    size_t data_off = hstart + hlen;
-    uint64_t have = size - data_off, want = n * elem;
-    if (have != want) {
-        npy_free(a);
-        FAIL("%s: the shape needs %llu data bytes but the file has %llu", path,
-             (unsigned long long)want, (unsigned long long)have);
-    }
+    return (int64_t)n;
+}
+
+/* Strides in elements, C or Fortran order; an empty array's are all 1
+ * (nothing is read through them, and its extents' product may not fit). */
+static void set_strides(npy_array *a, int64_t n)
+{
     int64_t s = 1;
     for (int i = 0; i < a->rank; ++i) {
         int d = a->fortran_order ? i : a->rank - 1 - i;
-        a->strides[d] = s;
-        s *= a->shape[d] ? a->shape[d] : 1;
+        a->strides[d] = n ? s : 1;
+        if (n)
+            s *= a->shape[d];
     }
-    a->data = b + data_off;
-    if (big && n) {
-        a->swapped = malloc((size_t)want);
-        if (!a->swapped) {
-            npy_free(a);
-            FAIL("%s: out of memory", path);
-        }
-        memcpy(a->swapped, a->data, (size_t)want);
-        byteswap(a->swapped, n, elem);
-        a->data = a->swapped;
+}
+
+/* The magic, the version and the header's length: where the header starts. */
+static int read_preamble(in_file *in, const char *name, size_t *hlen, size_t *hstart,
+                         char *err, size_t err_size)
+{
+    unsigned char b[12];
+    int64_t got = in_read(in, b, 10);
+    if (got < 0)
+        FAIL("cannot read %s: %s", name, strerror(errno));
+    if (got >= 6 && memcmp(b, "\x93NUMPY", 6) != 0)
+        FAIL("%s is not a .npy file (bad magic)", name);
+    if (got < 10)
+        FAIL("%s is not a .npy file (too short)", name);
+    if (b[6] == 1) {
+        *hlen = (size_t)b[8] | (size_t)b[9] << 8;
+        *hstart = 10;
+    } else if (b[6] == 2 || b[6] == 3) {
+        if (in_read(in, b + 10, 2) != 2)
+            FAIL("%s: truncated header", name);
+        *hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        *hstart = 12;
+    } else {
+        FAIL("%s: unsupported .npy format version %d.%d", name, b[6], b[7]);
     }
+    if (*hlen > NPY_HEADER_LEN_MAX)
+        FAIL("%s: a header of %zu bytes is absurdly long", name, *hlen);
+    if (!in->stream && *hlen > in->size - *hstart)
+        FAIL("%s: truncated header", name);
     return 0;
+}
+
+static int read_header(in_file *in, const char *name, npy_array *a, int *big, size_t *data_off,
+                       char *err, size_t err_size)
+{
+    size_t hlen, hstart;
+    if (read_preamble(in, name, &hlen, &hstart, err, err_size))
+        return -1;
+    char *h = malloc(hlen ? hlen : 1);
+    if (!h)
+        FAIL("%s: out of memory", name);
+    int64_t got = in_read(in, h, hlen);
+    char perr[200];
+    int bad = got != (int64_t)hlen || parse_header(h, hlen, a, big, perr, sizeof perr);
+    free(h);
+    if (got < 0)
+        FAIL("cannot read %s: %s", name, strerror(errno));
+    if (got != (int64_t)hlen)
+        FAIL("%s: truncated header", name);
+    if (bad)
+        FAIL("%s: %s", name, perr);
+    *data_off = hstart + hlen;
+    return 0;
+}
+
+/* The data of a stream: read in growing steps, so that a header that lies
+ * about its shape costs only the bytes that really come; then the stream
+ * must end. */
+static int read_stream_data(in_file *in, const char *name, npy_array *a, uint64_t want,
+                            char *err, size_t err_size)
+{
+    uint64_t have = 0, cap = want < (1u << 20) ? want : (1u << 20);
+    unsigned char *buf = malloc(cap ? (size_t)cap : 1);
+    while (buf && have < want) {
+        int64_t r = in_read(in, buf + have, cap - have);
+        if (r < 0) {
+            free(buf);
+            FAIL("cannot read %s: %s", name, strerror(errno));
+        }
+        have += (uint64_t)r;
+        if (have < cap)
+            break;
+        if (have < want) {
+            cap = cap > want / 2 ? want : 2 * cap;
+            unsigned char *more = realloc(buf, (size_t)cap);
+            if (!more)
+                free(buf);
+            buf = more;
+        }
+    }
+    if (!buf)
+        FAIL("%s: out of memory for %llu data bytes", name, (unsigned long long)want);
+    a->buffer = buf;
+    unsigned char extra;
+    if (have < want)
+        FAIL("%s: the stream ended after %llu of the %llu data bytes its shape needs", name,
+             (unsigned long long)have, (unsigned long long)want);
+    if (in_read(in, &extra, 1) != 0)
+        FAIL("%s: the stream has more bytes than its shape needs", name);
+    return 0;
+}
+
+/* The data of a regular file: its size was checked against the shape; a
+ * read that comes up short means the file shrank meanwhile. Page-aligned,
+ * as the mapping was, for devices that use host memory in place. */
+static int read_file_data(in_file *in, const char *name, npy_array *a, uint64_t want,
+                          char *err, size_t err_size)
+{
+    if (want > SIZE_MAX || posix_memalign(&a->buffer, 4096, want ? (size_t)want : 1) != 0) {
+        a->buffer = NULL;
+        FAIL("%s: out of memory for %llu data bytes", name, (unsigned long long)want);
+    }
+    int64_t got = in_read(in, a->buffer, want);
+    if (got < 0)
+        FAIL("cannot read %s: %s", name, strerror(errno));
+    if ((uint64_t)got != want)
+        FAIL("%s was cut short while being read (%llu of %llu data bytes)", name,
+             (unsigned long long)got, (unsigned long long)want);
+    return 0;
+}
+
+int npy_read_from(in_file *in, npy_array *a, char *err, size_t err_size)
+{
+    memset(a, 0, sizeof *a);
+    char q[IO_QUOTE_MAX];
+    const char *name = io_quote(in->path, q, sizeof q);
+    int big = 0;
+    size_t data_off;
+    if (read_header(in, name, a, &big, &data_off, err, err_size))
+        return -1;
+    size_t elem = clnz_dtype_size(a->dtype);
+    int64_t n = element_count(a, elem);
+    if (n < 0)
+        FAIL("%s: the shape is absurdly large", name);
+    uint64_t want = (uint64_t)n * elem;
+    if (!in->stream && in->size - data_off != want)
+        FAIL("%s: the shape needs %llu data bytes but the file has %llu", name,
+             (unsigned long long)want, (unsigned long long)(in->size - data_off));
+    int rc = in->stream ? read_stream_data(in, name, a, want, err, err_size)
+                        : read_file_data(in, name, a, want, err, err_size);
+    if (rc) {
+        npy_free(a);
+        return -1;
+    }
+    if (big)
+        byteswap(a->buffer, (uint64_t)n, elem);
+    set_strides(a, n);
+    a->data = a->buffer;
+    return 0;
+}
+
+int npy_read(const char *path, npy_array *a, char *err, size_t err_size)
+{
+    in_file in;
+    memset(a, 0, sizeof *a);
+    if (in_open(&in, path, err, err_size))
+        return -1;
+    int rc = npy_read_from(&in, a, err, err_size);
+    in_close(&in);
+    return rc;
 }
 
 void npy_free(npy_array *a)
 {
-    if (a->map)
-        munmap(a->map, a->map_size);
-    free(a->swapped);
-    a->map = a->swapped = NULL;
+    free(a->buffer);
+    a->buffer = NULL;
+    a->data = NULL;
 }
 
 /* ---- writing ---- */
-static int write_all(int fd, const void *p, size_t n)
+size_t npy_header(const char *descr, int ndim, const int64_t *shape,
+                  unsigned char head[NPY_HEADER_MAX])
 {
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *shape,
-                  const void *data, size_t bytes, npy_pending *out, char *err, size_t err_size)
-{
-    out->path = out->tmp_path = NULL;
     char dict[1024]; /* up to CLNZ_MAX_RANK extents of 20 digits */
     int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                      descr);
@@ -311,7 +392,6 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
     /* version 1.0: the whole header padded with spaces to a multiple of 64 */
     size_t total = 10 + (size_t)k + 1;
     size_t padded = (total + 63) / 64 * 64;
-    unsigned char head[1152];
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     size_t hlen = padded - 10;
     head[8] = (unsigned char)(hlen & 0xff);
@@ -319,66 +399,7 @@ int npy_write_tmp(const char *path, const char *descr, int ndim, const int64_t *
     memcpy(head + 10, dict, (size_t)k);
     memset(head + 10 + k, ' ', padded - 10 - (size_t)k - 1);
     head[padded - 1] = '\n';
-
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    char *final = strdup(path);
-    if (!tmp || !final) {
-        free(tmp);
-        free(final);
-        FAIL("out of memory");
-    }
-    snprintf(tmp, plen + 32, "%s.clnz-tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        free(final);
-        FAIL("cannot create %s: %s", path, strerror(e));
-    }
-    if (fchmod(fd, 0644) != 0 || write_all(fd, head, padded) != 0 ||
-        write_all(fd, data, bytes) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        free(final);
-        FAIL("cannot write %s: %s", path, strerror(e));
-    }
-    if (close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        free(final);
-        FAIL("cannot write %s: %s", path, strerror(e));
-    }
-    out->path = final;
-    out->tmp_path = tmp;
-    return 0;
-}
-
-int npy_commit(npy_pending *p, char *err, size_t err_size)
-{
-    if (!p->tmp_path)
-        return 0;
-    if (rename(p->tmp_path, p->path) != 0) {
-        int e = errno;
-        npy_discard(p);
-        FAIL("cannot rename into %s: %s", p->path ? p->path : "?", strerror(e));
-    }
-    free(p->tmp_path);
-    free(p->path);
-    p->tmp_path = p->path = NULL;
-    return 0;
-}
-
-void npy_discard(npy_pending *p)
-{
-    if (p->tmp_path)
-        unlink(p->tmp_path);
-    free(p->tmp_path);
-    free(p->path);
-    p->tmp_path = p->path = NULL;
+    return padded;
 }
 
 const char *npy_descr(clnz_dtype dtype)

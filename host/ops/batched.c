@@ -196,6 +196,12 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
         st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
+    /* B + 1 offsets of 8 bytes: for an empty batch of 2^62 items the byte
+     * count wrapped to 8, and a launch over 2^62 items followed */
+    if ((uint64_t)t.shape[0] >= SIZE_MAX / sizeof(int64_t))
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "a batch of %lld items is too large: its offsets do not fit in memory",
+                        (long long)t.shape[0]);
     uint64_t budget = ctx->max_alloc;
     if (fits) {
         st = batched_direct(ctx, &t, data, pred, &o, width, res, offsets);

@@ -45,7 +45,7 @@ int tune_store_parse(const char *text, size_t size, const device_ident *id, int 
                      size_t max_wg, tune_result *r);
 /* Just which source a device would get, for listings (no context). */
 clnz_launch_source tune_store_probe(const device_ident *id);
-/* Writes the device's file and its vendor-and-type file. */
-int tune_store_save(clnz_context *ctx, const tune_result *r, char *path, size_t path_size);
+/* Writes the device's file and its vendor-and-type file; 0 or an errno. */
+int tune_store_save(clnz_context *ctx, const tune_result *r);
 
 #endif

@@ -22,23 +22,28 @@
  * ignored, then replaced by the next tuning). */
 #define FORMAT "2"
 
-static void store_paths(const char *dir, const device_ident *id, char *exact, char *vendor,
-                        size_t n)
+/* The device's file and its vendor's (malloc'd); 0, or -1 out of memory. */
+static int store_paths(const char *dir, const device_ident *id, char **exact, char **vendor)
 {
     char p[128], d[128], v[128], dr[64];
     cache_sanitize(id->platform, p, sizeof p);
     cache_sanitize(id->device, d, sizeof d);
     cache_sanitize(id->driver, dr, sizeof dr);
     cache_sanitize(id->vendor, v, sizeof v);
-    snprintf(exact, n, "%s/tuning/%.100s--%.100s--%.60s.txt", dir, p, d, dr);
-    snprintf(vendor, n, "%s/tuning/vendor--%.100s--%s.txt", dir, v, id->type);
+    *exact = cache_path(dir, "tuning/%.100s--%.100s--%.60s.txt", p, d, dr);
+    *vendor = cache_path(dir, "tuning/vendor--%.100s--%s.txt", v, id->type);
+    if (*exact && *vendor)
+        return 0;
+    free(*exact);
+    free(*vendor);
+    return -1;
 }
 
 /* "key value\n" lines in this order, then "checksum HEX\n" over them. */
 static int format_file(const device_ident *id, const tune_result *r, char *out, size_t n)
 {
     int k = snprintf(out, n,
-                     "# clnz tuning result: written by clnz tune; the checksum covers the lines "
+                     CACHE_MAGIC_TUNING " written by clnz tune; the checksum covers the lines "
                      "above it\n"
                      "format " FORMAT "\nclnz %s\nplatform %s\ndevice %s\nvendor %s\ntype %s\n"
                      "driver %s\nstrategy %s\n",
@@ -142,59 +147,67 @@ static file_state read_file(const char *path, const device_ident *id, int vendor
 
 clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id, tune_result *r)
 {
-    if (!ctx->cache_dir[0])
+    char *exact, *vendor;
+    if (!ctx->cache_dir || store_paths(ctx->cache_dir, id, &exact, &vendor))
         return CLNZ_LAUNCH_DEFAULT;
-    char exact[1200], vendor[1200];
-    store_paths(ctx->cache_dir, id, exact, vendor, sizeof exact);
+    clnz_launch_source src = CLNZ_LAUNCH_DEFAULT;
     tune_result l;
     file_state s = read_file(exact, id, 0, ctx->max_work_group, &l, 1);
     if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
         ctx->stats.cache_files_rejected++;
     if (s == FILE_OK) {
-        *r = l;
-        return CLNZ_LAUNCH_TUNED;
+        src = CLNZ_LAUNCH_TUNED;
+    } else {
+        s = read_file(vendor, id, 1, ctx->max_work_group, &l, 1);
+        if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
+            ctx->stats.cache_files_rejected++;
+        if (s == FILE_OK)
+            src = CLNZ_LAUNCH_VENDOR;
     }
-    s = read_file(vendor, id, 1, ctx->max_work_group, &l, 1);
-    if (s == FILE_CORRUPT || s == FILE_OTHER_KEY)
-        ctx->stats.cache_files_rejected++;
-    if (s == FILE_OK) {
+    if (src != CLNZ_LAUNCH_DEFAULT)
         *r = l;
-        return CLNZ_LAUNCH_VENDOR;
-    }
-    return CLNZ_LAUNCH_DEFAULT;
+    free(exact);
+    free(vendor);
+    return src;
 }
 
 clnz_launch_source tune_store_probe(const device_ident *id)
 {
-    char dir[1024], exact[1200], vendor[1200];
-    cache_dir_resolve(dir, sizeof dir);
-    if (!dir[0])
+    int too_long;
+    char *dir = cache_dir_resolve(&too_long), *exact, *vendor;
+    int named = dir && store_paths(dir, id, &exact, &vendor) == 0;
+    free(dir);
+    if (!named)
         return CLNZ_LAUNCH_DEFAULT;
-    store_paths(dir, id, exact, vendor, sizeof exact);
     tune_result l;
     /* a listing only looks: it deletes nothing */
-    if (read_file(exact, id, 0, SIZE_MAX, &l, 0) == FILE_OK)
-        return CLNZ_LAUNCH_TUNED;
-    if (read_file(vendor, id, 1, SIZE_MAX, &l, 0) == FILE_OK)
-        return CLNZ_LAUNCH_VENDOR;
-    return CLNZ_LAUNCH_DEFAULT;
+    clnz_launch_source src = read_file(exact, id, 0, SIZE_MAX, &l, 0) == FILE_OK ? CLNZ_LAUNCH_TUNED
+                             : read_file(vendor, id, 1, SIZE_MAX, &l, 0) == FILE_OK
+                                 ? CLNZ_LAUNCH_VENDOR
+                                 : CLNZ_LAUNCH_DEFAULT;
+    free(exact);
+    free(vendor);
+    return src;
 }
 
-int tune_store_save(clnz_context *ctx, const tune_result *r, char *path, size_t path_size)
+int tune_store_save(clnz_context *ctx, const tune_result *r)
 {
-    if (!ctx->cache_dir[0])
+    if (!ctx->cache_dir)
         return ENOENT;
-    char exact[1200], vendor[1200], dir[1100], text[4096];
-    store_paths(ctx->cache_dir, &ctx->id, exact, vendor, sizeof exact);
-    snprintf(path, path_size, "%s", exact);
-    snprintf(dir, sizeof dir, "%s/tuning", ctx->cache_dir);
+    char text[4096], *exact, *vendor;
     int len = format_file(&ctx->id, r, text, sizeof text);
     if (len < 0)
         return ENAMETOOLONG;
-    int err = cache_mkdirs(dir);
+    if (store_paths(ctx->cache_dir, &ctx->id, &exact, &vendor))
+        return ENOMEM;
+    char *dir = cache_path(ctx->cache_dir, "tuning");
+    int err = dir ? cache_mkdirs(dir) : ENOMEM;
     if (!err)
         err = cache_write_atomic(exact, text, (size_t)len);
     if (!err)
         err = cache_write_atomic(vendor, text, (size_t)len);
+    free(dir);
+    free(exact);
+    free(vendor);
     return err;
 }

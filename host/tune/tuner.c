@@ -404,10 +404,9 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
         ctx->launch_source[f] = CLNZ_LAUNCH_TUNED;
     }
     ctx->preferred_strategy = won.strategy;
-    char path[1200];
-    int err = tune_store_save(ctx, &won, path, sizeof path);
+    int err = tune_store_save(ctx, &won);
     if (err)
         ctx_warn(ctx, "warning: cannot store the tuning result in %s/tuning: %s",
-                 ctx->cache_dir[0] ? ctx->cache_dir : "(no cache folder)", strerror(err));
+                 ctx->cache_dir ? ctx->cache_dir : "(no cache folder)", strerror(err));
     return CLNZ_SUCCESS;
 }

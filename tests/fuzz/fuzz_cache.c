@@ -18,14 +18,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     device_ident id = {"Portable Computing Language", "cpu-x86", "AuthenticAMD", "5.0", "CPU"};
-    clnz_launch l[CLNZ_KERNEL_FAMILIES];
-    int st = tune_store_parse(text, size, &id, 0, 4096, l);
+    tune_result r;
+    int st = tune_store_parse(text, size, &id, 0, 4096, &r);
     if (st == 0)
-        for (int f = 0; f < CLNZ_KERNEL_FAMILIES; ++f)
-            if (!l[f].work_group_size || l[f].work_group_size > 4096 ||
-                !l[f].items_per_work_item || l[f].items_per_work_item > CLNZ_MAX_ITEMS)
+        for (int f = 0; f < TUNE_KERNELS; ++f)
+            if (!r.launch[f].work_group_size || r.launch[f].work_group_size > 4096 ||
+                !r.launch[f].items_per_work_item || r.launch[f].items_per_work_item > CLNZ_MAX_ITEMS)
                 abort(); /* accepted launch parameters outside the checks */
-    tune_store_parse(text, size, &id, 1, 4096, l);
+    tune_store_parse(text, size, &id, 1, 4096, &r);
     size_t len = 0;
     const unsigned char *bin = program_cache_parse(text, size, "nonzero -DX=1", &len);
     if (bin && (bin < (const unsigned char *)text || bin + len > (const unsigned char *)text + size))
