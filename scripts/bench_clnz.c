@@ -1,7 +1,7 @@
 /* bench_clnz.c: times clnz on one .npy file for scripts/bench (a thin client
  * of include/clnz.h, like the clnz command).
  *
- *   build/bench_clnz FILE.npy RUNS
+ *   build/bench_clnz FILE.npy RUNS [--strategies]
  *
  * Prints one JSON object: median and min wall times (ms) over RUNS runs after
  * a warm-up of
@@ -11,12 +11,18 @@
  *   host_nonzero:   clnz_nonzero on the host array (upload, run, read back
  *                   into a fresh malloc'd result, freed after each run);
  *   host_count:     clnz_count on the host array.
+ * With --strategies (the GPU mode of scripts/bench): no host calls; instead,
+ * per strategy that serves the input (auto, two-pass, lookback), device
+ * nonzero, count and select (x[x != 0]), and "copy": clEnqueueCopyBuffer of
+ * the input's bytes device to device, the bandwidth they are held to; and
+ * the device's name and driver.
  */
 #include "io/io.h"
 #include "clnz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_ms(void)
@@ -40,6 +46,74 @@ static stat summarize(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, cmp);
     return (stat){t[n / 2], t[0]};
+}
+
+/* One call, timed RUNS times after a warm-up, with clFinish; 0 on error. */
+#define TIMED(ctx, q, runs, tm, call, out)                                           \
+    do {                                                                             \
+        for (int r_ = -1; r_ < (runs); ++r_) {                                       \
+            double t0_ = now_ms();                                                   \
+            if ((call) != CLNZ_SUCCESS) {                                            \
+                fprintf(stderr, "bench_clnz: %s: %s\n", #call,                       \
+                        clnz_context_message(ctx));                                  \
+                return 1;                                                            \
+            }                                                                        \
+            clFinish(q);                                                             \
+            if (r_ >= 0)                                                             \
+                (tm)[r_] = now_ms() - t0_;                                           \
+        }                                                                            \
+        (out) = summarize((tm), (runs));                                             \
+    } while (0)
+
+static cl_int copy(cl_command_queue q, cl_mem src, cl_mem dst, size_t bytes)
+{
+    return clEnqueueCopyBuffer(q, src, dst, 0, 0, bytes, 0, NULL, NULL);
+}
+
+/* The GPU mode: each strategy's device-resident calls and a device copy. */
+static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem out,
+                      cl_mem cnt, size_t bytes, uint64_t z, int runs, double *tm)
+{
+    cl_command_queue q = clnz_context_queue(ctx);
+    char name[256] = "", driver[128] = "";
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DRIVER_VERSION, sizeof driver - 1, driver,
+                    NULL);
+    printf("{\"device\": \"%s\", \"driver\": \"%s\"", name, driver);
+    cl_int e = CL_SUCCESS;
+    cl_mem dst = clCreateBuffer(clnz_context_cl_context(ctx), CL_MEM_READ_WRITE,
+                                bytes ? bytes : 8, NULL, &e);
+    stat s;
+    if (!e && bytes) {
+        TIMED(ctx, q, runs, tm, copy(q, in, dst, bytes), s);
+        printf(", \"copy\": [%.4f, %.4f]", s.median, s.min);
+    }
+    clReleaseMemObject(dst);
+    const clnz_strategy list[] = {CLNZ_STRATEGY_AUTO, CLNZ_STRATEGY_TWO_PASS,
+                                  CLNZ_STRATEGY_LOOKBACK};
+    for (size_t k = 0; k < sizeof list / sizeof list[0]; ++k) {
+        clnz_context_set_strategy(ctx, list[k]);
+        /* a strategy that cannot serve this input is left out, not an error */
+        if (clnz_count_enqueue(ctx, t, in, 0, NULL, cnt, 0, 0, NULL, NULL) != CLNZ_SUCCESS)
+            continue;
+        clFinish(q);
+        const char *sname = list[k] == CLNZ_STRATEGY_AUTO
+                                ? clnz_strategy_name(clnz_context_auto_strategy(ctx))
+                                : clnz_strategy_name(list[k]);
+        printf(", \"%s%s\": {", list[k] == CLNZ_STRATEGY_AUTO ? "auto:" : "", sname);
+        TIMED(ctx, q, runs, tm,
+              clnz_nonzero_enqueue(ctx, t, in, 0, NULL, NULL, out, 0, z, cnt, 0, 0, NULL, NULL), s);
+        printf("\"nonzero\": [%.4f, %.4f]", s.median, s.min);
+        TIMED(ctx, q, runs, tm, clnz_count_enqueue(ctx, t, in, 0, NULL, cnt, 0, 0, NULL, NULL), s);
+        printf(", \"count\": [%.4f, %.4f]", s.median, s.min);
+        TIMED(ctx, q, runs, tm,
+              clnz_select_enqueue(ctx, t, in, 0, NULL, NULL, 0, NULL, out, 0, z, cnt, 0, 0,
+                                  NULL, NULL),
+              s);
+        printf(", \"select\": [%.4f, %.4f]}", s.median, s.min);
+    }
+    clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO);
+    return 0;
 }
 
 #define CHECK(call)                                                                   \
@@ -83,9 +157,16 @@ int main(int argc, char **argv)
     cl_command_queue q = clnz_context_queue(ctx);
     cl_mem in = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n ? n * es : 8,
                                (void *)a.data, &e);
-    cl_mem out = clCreateBuffer(cl, CL_MEM_READ_WRITE, (size_t)(z * width + 1) * 8, NULL, &e);
+    /* room for z coordinates of every dimension (and z values for select) */
+    cl_mem out = clCreateBuffer(cl, CL_MEM_READ_WRITE, (size_t)(z * (width ? width : 1) + 1) * 8,
+                                NULL, &e);
     cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8, NULL, &e);
     double *tm = malloc(sizeof(double) * (size_t)(runs + 1));
+    if (argc > 3 && strcmp(argv[3], "--strategies") == 0) {
+        int rc = strategies(ctx, &t, in, out, cnt, n * es, (uint64_t)z, runs, tm);
+        printf(", \"z\": %lld}\n", (long long)z);
+        return rc;
+    }
     stat st[4];
     for (int which = 0; which < 4; ++which) {
         for (int r = -1; r < runs; ++r) {

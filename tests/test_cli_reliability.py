@@ -117,6 +117,7 @@ def test_item1_lost_data_with_two_outputs(tmp_path, rng):
 
 # ---- 2: inputs cut short while they are read ------------------------------------
 
+@pytest.mark.full  # a 256 MiB input truncated at random moments: the long tier
 def test_item2_input_truncated_while_read_is_no_sigbus(tmp_path, rng):
     """Item 2: a 256 MiB input shortened by another process while clnz
     reads it: clnz either answers from what it read whole (numpy's count) or
@@ -259,6 +260,7 @@ def test_item5_cache_clear_removes_only_clnz_files(tmp_path, rng):
 
 # ---- 7: FIFOs and pipes as inputs, FIFOs in the cache ----------------------------
 
+@pytest.mark.full  # waits out a FIFO without a writer (5 s): the long tier
 def test_item7_stdin_and_fifo_inputs(tmp_path, rng):
     """Item 7: a pipe as /dev/stdin and a FIFO with a writer are read as
     streams (against numpy); a FIFO nobody writes fails after the wait, one
