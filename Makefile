@@ -203,6 +203,10 @@ suites: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 suites: export CLNZ = $(CURDIR)/$(B)/clnz
 suites: export CLNZ_FAULT_SHIM = $(CURDIR)/$(B)/fault_shim.so
 suites: export CLNZ_EXAMPLE = $(CURDIR)/$(B)/threshold_example
+# The quick tier's kernels are built without optimizations: PoCL compiles
+# them three times faster, and a cold compile is most of the quick tier's
+# time. The long tier tests the optimized kernels users get.
+suites: export CLNZ_BUILD_OPTIONS = $(if $(filter 1,$(CLNZ_TEST_FULL)),,-cl-opt-disable)
 suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 	@set -e; for t in $(SUITES); do echo "== $$t"; $$t; done
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
@@ -288,6 +292,7 @@ test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
 test-oclgrind: export OCLGRIND_DATA_RACES = 1
 test-oclgrind: export OCLGRIND_CHECK_API = 1
 test-oclgrind: export CLNZ_CACHE_DIR = $(CURDIR)/$(B)/oclgrind/cache
+test-oclgrind: export CLNZ_TEST_FULL = 0
 test-oclgrind: $(OCLGRIND_SUITES:%=$(B)/%) $(B)/oclgrind-selfcheck
 	@[ -f "$(OCLGRIND_ICD)" ] || { echo "test-oclgrind: no $(OCLGRIND_ICD) (scripts/deps installs oclgrind)"; exit 1; }
 	@rm -rf $(B)/oclgrind && mkdir -p $(B)/oclgrind/vendors

@@ -1,4 +1,4 @@
-/* chunk.cl: what one work-item reads of its chunk of ITEMS consecutive
+/* chunk.cl: what one work-item reads of its chunk of `items` consecutive
  * elements: how many are selected (the counting passes) and, 32 at a time,
  * which (a bit mask for the writing passes), and where a writing pass starts
  * writing (chunk_slot). Shared by nonzero.cl and
@@ -6,9 +6,6 @@
 #ifndef CLNZ_CHUNK_CL
 #define CLNZ_CHUNK_CL
 
-#ifndef ITEMS
-#define ITEMS 16
-#endif
 #include "element.cl"
 #include "blelloch.cl"
 
@@ -27,20 +24,20 @@ inline uint low_bit(uint m) { return 31 - clz(m & (0u - m)); }
 /* Counts the selected elements of this work-item's chunk. */
 inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ulong n, int rank,
                          __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                         uint invert)
+                         uint invert, uint items)
 {
     ulong c = 0;
     if (first >= n)
         return 0;
     if (contiguous) {
         __global const bits_t *p = in + in_off + first;
-        if (first + ITEMS <= n) { /* full chunk: no bounds checks */
-            uint cu = 0, j = 0; /* at most ITEMS: 32-bit lanes vectorize better */
+        if (first + items <= n) { /* full chunk: no bounds checks */
+            uint cu = 0, j = 0; /* at most `items`: 32-bit lanes vectorize better */
 #if !PRED_NONZERO /* the compiler vectorizes x != 0 by itself, not the key range */
-            for (; j + 16 <= ITEMS; j += 16)
+            for (; j + 16 <= items; j += 16)
                 cu += popcount(elem_mask16(vload16(0, p + j), lo, hi, invert));
 #endif
-            for (; j < ITEMS; ++j)
+            for (; j < items; ++j)
                 cu += elem_selected(p[j], lo, hi, invert);
             c = cu;
         } else {
@@ -51,7 +48,7 @@ inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ul
     }
     walker w;
     walker_init(&w, first, rank, meta, 1);
-    ulong last = min(first + ITEMS, n);
+    ulong last = min(first + items, n);
     for (ulong i = first; i < last; ++i) {
         c += elem_selected(in[in_off + w.off], lo, hi, invert);
         if (i + 1 < last)
@@ -69,9 +66,10 @@ inline ulong chunk_slot(__global const bits_t *in, long in_off, ulong first, ulo
                         __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                         uint invert, __global ulong *tile_offsets, ulong offsets_off,
                         __global const uint *item_counts, ulong items_off, int single, uint p2,
-                        __local ulong *scratch, ulong *c)
+                        __local ulong *scratch, ulong *c,
+                        uint items)
 {
-    *c = single ? chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert)
+    *c = single ? chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert, items)
                 : item_counts[items_off + get_global_id(0)];
     ulong total;
     ulong o = wg_exclusive_scan(*c, scratch, p2, &total);

@@ -3,11 +3,11 @@
  * Parallel Prefix Scan with Decoupled Look-back", 2016), in OpenCL C 1.2.
  *
  * A work-group takes the next tile id from an atomic counter and handles
- * tile t, TILE = local size x ITEMS consecutive elements:
- *   1. load: work-item l reads elements t*TILE + j*WG + l (j < ITEMS):
+ * tile t, TILE = local size x items consecutive elements:
+ *   1. load: work-item l reads elements t*TILE + j*WG + l (j < items):
  *      consecutive work-items read consecutive elements (coalesced); the
  *      predicate's result goes to local memory, one byte per element;
- *   2. count: work-item l counts the bytes of its run l*ITEMS..+ITEMS, a
+ *   2. count: work-item l counts the bytes of its run l*items..+items, a
  *      work-group scan of those counts gives each run's place in the tile
  *      and the tile's aggregate;
  *   3. look-back: the tile publishes its aggregate, then reads the state of
@@ -41,9 +41,6 @@
  * elements itself from the input (read-only, so always possible), then
  * goes on to the tile before it: the pass cannot deadlock on any device.
  * The look-back is work-item 0's alone, so no barrier sits in a loop. */
-#ifndef ITEMS
-#define ITEMS 8
-#endif
 #ifndef LB_SPIN
 #define LB_SPIN 4096
 #endif
@@ -122,9 +119,9 @@ inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n
  * of a look-back that waited too long for p to publish). */
 inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
                            __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                           uint invert, ulong p)
+                           uint invert, ulong p, uint items)
 {
-    ulong tile = get_local_size(0) * (ulong)ITEMS, start = p * tile, c = 0;
+    ulong tile = get_local_size(0) * (ulong)items, start = p * tile, c = 0;
     for (ulong i = start; i < start + tile && i < n; ++i)
         c += lb_selected(in, in_off, i, n, rank, meta, contiguous, lo, hi, invert);
     return c;
@@ -179,25 +176,25 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *x_meta, int x_contiguous, __global ulong *count,
                      ulong count_off, __global long *offsets, ulong offsets_off, ulong batches,
                      ulong item_elems, uint p2, __local uchar *flags, __local uint *sel,
-                     __local uint *scratch)
+                     __local uint *scratch, uint items)
 {
     __local ulong tile_id, excl_prefix;
     uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
     if (l == 0) /* the tiles' counter follows their states */
         tile_id = atomic_inc((volatile __global uint *)(status + LB_WORDS * tiles));
     barrier(CLK_LOCAL_MEM_FENCE);
-    ulong t = tile_id, start = t * (ulong)wg * ITEMS;
+    ulong t = tile_id, start = t * (ulong)wg * items;
 
     /* 1. load, coalesced */
-    for (uint j = 0; j < ITEMS; ++j)
+    for (uint j = 0; j < items; ++j)
         flags[j * wg + l] = (uchar)lb_selected(in, in_off, start + j * wg + l, n, rank, meta,
                                                contiguous, lo, hi, invert);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* 2. count: each work-item's run, then the runs' places in the tile */
     uint run = 0;
-    for (uint j = 0; j < ITEMS; ++j)
-        run += flags[l * ITEMS + j];
+    for (uint j = 0; j < items; ++j)
+        run += flags[l * items + j];
     uint aggregate;
     uint place = wg_exclusive_scan(run, scratch, p2, &aggregate);
 
@@ -215,7 +212,8 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
             for (uint k = 0; k <= LB_SPIN && f == ABI_TILE_INVALID; ++k)
                 f = lb_read(status, p - 1, &v);
             if (f == ABI_TILE_INVALID) /* waited long enough: count it ourselves */
-                v = lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1);
+                v = lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1,
+                                  items);
             excl += v;
         }
         if (t)
@@ -229,12 +227,12 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
     /* the items that begin in this work-item's run: where their entries start */
     if (batches) {
-        ulong first = start + (ulong)l * ITEMS, last = first + ITEMS;
+        ulong first = start + (ulong)l * items, last = first + items;
         ulong b = (first + item_elems - 1) / item_elems;
         uint before = 0, j = 0;
         for (; b < batches && b * item_elems < last; ++b) {
             for (; first + j < b * item_elems; ++j)
-                before += flags[l * ITEMS + j];
+                before += flags[l * items + j];
             offsets[offsets_off + b] = (long)(excl + place + before);
         }
     }
@@ -244,9 +242,9 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
     uint o = place;
-    for (uint j = 0; j < ITEMS; ++j) /* a branch: a slot past the run is the next run's */
-        if (flags[l * ITEMS + j])
-            sel[o++] = l * ITEMS + j;
+    for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
+        if (flags[l * items + j])
+            sel[o++] = l * items + j;
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong room = capacity - excl;
     uint entries = room < aggregate ? (uint)room : aggregate;

@@ -2,21 +2,18 @@
  * logical array (one u8 or u32 per element), for callers who want the mask
  * itself. The nonzero pipeline does not use it: it evaluates the predicate
  * inside its own passes (nonzero.cl). */
-#ifndef ITEMS
-#define ITEMS 16
-#endif
 #include "element.cl"
 
 __kernel void mask_write(__global const bits_t *in, long in_off, ulong n, int rank,
                          __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                         uint invert, __global uchar *out, ulong out_off, int out_bytes)
+                         uint invert, __global uchar *out, ulong out_off, int out_bytes, uint items)
 {
-    ulong first = get_global_id(0) * ITEMS;
+    ulong first = get_global_id(0) * items;
     if (first >= n)
         return;
     walker w;
     walker_init(&w, first, rank, meta, !contiguous);
-    ulong last = min(first + ITEMS, n);
+    ulong last = min(first + items, n);
     for (ulong i = first; i < last; ++i) {
         uint s = elem_selected(in[in_off + w.off], lo, hi, invert);
         if (out_bytes == 4)

@@ -5,7 +5,7 @@
  * the total, and nz_write evaluates the predicate again, scans the per-work-item
  * counts of its tile in local memory (Blelloch) and writes each selected
  * element's coordinates at its offset. Both passes partition the input the same
- * way: tile g is work-group g, and work-item l owns ITEMS consecutive elements
+ * way: tile g is work-group g, and work-item l owns `items` consecutive elements
  * of it, so offsets come out in C order. */
 #include "chunk.cl"
 #include "bitpos.cl"
@@ -14,17 +14,17 @@
 #define LAYOUT_COLUMNS ABI_LAYOUT_COLUMNS
 #define LAYOUT_FLAT ABI_LAYOUT_FLAT
 
-/* Writes each tile's count, and each work-item's (at most ITEMS, so 32 bits)
+/* Writes each tile's count, and each work-item's (at most `items`, so 32 bits)
  * for nz_write, which then need not read its chunk twice. */
 __kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *tile_counts, ulong counts_off,
                        __global uint *item_counts, ulong items_off, uint p2,
-                       __local ulong *scratch)
+                       __local ulong *scratch, uint items)
 {
-    ulong tile = (ulong)get_local_size(0) * ITEMS;
-    ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
-    ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert);
+    ulong tile = (ulong)get_local_size(0) * items;
+    ulong first = get_group_id(0) * tile + get_local_id(0) * items;
+    ulong c = chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert, items);
     item_counts[items_off + get_global_id(0)] = (uint)c;
     ulong total;
     wg_exclusive_scan(c, scratch, p2, &total);
@@ -211,18 +211,18 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
                        uint invert, __global ulong *tile_offsets, ulong offsets_off,
                        __global const uint *item_counts, ulong items_off, __global uchar *out,
                        ulong out_off, ulong capacity, int layout, int width, int reverse,
-                       int idx_bytes, int single, uint p2, __local ulong *scratch)
+                       int idx_bytes, int single, uint p2, __local ulong *scratch, uint items)
 {
-    ulong tile = (ulong)get_local_size(0) * ITEMS;
-    ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
+    ulong tile = (ulong)get_local_size(0) * items;
+    ulong first = get_group_id(0) * tile + get_local_id(0) * items;
     ulong c;
     ulong o = chunk_slot(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert,
                          tile_offsets, offsets_off, item_counts, items_off, single, p2, scratch,
-                         &c);
+                         &c, items);
     if (c == 0 || o >= capacity || (width == 0 && layout != LAYOUT_FLAT))
         return;
 
-    ulong last = min(first + ITEMS, n);
+    ulong last = min(first + items, n);
     /* Branch-free compaction: every element writes its entry at slot o and
      * only a selected one moves o on, so the next element overwrites a slot
      * that was not taken. Random data then costs no mispredicted branches.
@@ -278,21 +278,21 @@ __kernel void nz_batch_offsets(__global const bits_t *in, long in_off, ulong n, 
                                uint invert, __global const ulong *tile_offsets,
                                __global const uint *item_counts, ulong items_off, uint wg,
                                ulong item_elems, ulong batches, __global long *offsets,
-                               ulong offsets_off)
+                               ulong offsets_off, uint items)
 {
     ulong b = get_global_id(0);
     if (b >= batches)
         return;
     ulong p = b * item_elems;
-    ulong tile = (ulong)wg * ITEMS;
-    ulong g = p / tile, l = (p % tile) / ITEMS;
-    ulong first = g * tile + l * ITEMS;
+    ulong tile = (ulong)wg * items;
+    ulong g = p / tile, l = (p % tile) / items;
+    ulong first = g * tile + l * items;
     ulong o = 0;
     if (p < n) { /* items of no elements all start at the total, written already */
         o = tile_offsets[g];
         for (ulong k = 0; k < l; ++k)
             o += item_counts[items_off + g * wg + k];
-        o += chunk_count(in, in_off, first, p, rank, meta, contiguous, lo, hi, invert);
+        o += chunk_count(in, in_off, first, p, rank, meta, contiguous, lo, hi, invert, items);
     } else {
         o = (ulong)offsets[offsets_off + batches];
     }

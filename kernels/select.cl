@@ -19,17 +19,17 @@ __kernel void sel_write(__global const bits_t *in, long in_off, ulong n, int ran
                         __global ulong *tile_offsets, ulong offsets_off,
                         __global const uint *item_counts, ulong items_off, __global value_t *out,
                         ulong out_off, ulong capacity, int single, uint p2,
-                        __local ulong *scratch)
+                        __local ulong *scratch, uint items)
 {
-    ulong tile = (ulong)get_local_size(0) * ITEMS;
-    ulong first = get_group_id(0) * tile + get_local_id(0) * ITEMS;
+    ulong tile = (ulong)get_local_size(0) * items;
+    ulong first = get_group_id(0) * tile + get_local_id(0) * items;
     ulong c;
     ulong o = chunk_slot(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert,
                          tile_offsets, offsets_off, item_counts, items_off, single, p2, scratch,
-                         &c);
+                         &c, items);
     if (c == 0 || o >= capacity)
         return;
-    ulong last = min(first + ITEMS, n);
+    ulong last = min(first + items, n);
     ulong o_end = min(o + c, capacity); /* this work-item's own slots */
     __global value_t *dst = out + out_off;
     if (contiguous && x_contiguous) {

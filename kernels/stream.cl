@@ -19,9 +19,6 @@
  *     the width of an entry, at most 32).
  * On a CPU or a GPU this strategy is one thread: correct, and slow; tests
  * force it there (CLNZ_STRATEGY=stream). */
-#ifndef ITEMS
-#define ITEMS 1
-#endif
 #include "element.cl"
 #include "value.cl"
 

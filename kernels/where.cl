@@ -8,9 +8,6 @@
  * strides, where a broadcast dimension has stride 0. Only mode 0 needs the
  * odometer. Values move as bit patterns (value.cl); cond is read through
  * element.cl, so any dtype and predicate work. */
-#ifndef ITEMS
-#define ITEMS 16
-#endif
 #include "element.cl"
 #include "value.cl"
 
@@ -28,12 +25,12 @@ __kernel void where_write(__global const bits_t *cond, long cond_off, int cond_m
                           ekey_t hi, uint invert, __global const value_t *x, long x_off,
                           int x_mode, __global const value_t *y, long y_off, int y_mode,
                           ulong n, int rank, __global const long *meta, __global value_t *out,
-                          ulong out_off)
+                          ulong out_off, uint items)
 {
-    ulong first = get_global_id(0) * (ulong)ITEMS;
+    ulong first = get_global_id(0) * (ulong)items;
     if (first >= n)
         return;
-    ulong last = min(first + (ulong)ITEMS, n);
+    ulong last = min(first + (ulong)items, n);
     __global value_t *dst = out + out_off;
     if (cond_mode && x_mode && y_mode) { /* no strides to follow */
         for (ulong i = first; i < last; ++i) {

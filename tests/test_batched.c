@@ -59,12 +59,12 @@ static void test_every_launch_shape(void **state)
     for (int l = 0; l < tu_n_launches; ++l) {
         TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
         for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; ++s) {
-            clnz_tensor t = {CLNZ_U16, ranks[s], shapes[s], NULL};
+            clnz_tensor t = {CLNZ_F16, ranks[s], shapes[s], NULL}; /* a quick-tier dtype */
             int64_t n = 1;
             for (int d = 0; d < t.rank; ++d)
                 n *= shapes[s][d];
             uint16_t *data = malloc((size_t)n * 2 + 2);
-            tu_fill(CLNZ_U16, data, (size_t)n, (s + (size_t)l) % 2 ? 0.5 : 0.05);
+            tu_fill(CLNZ_F16, data, (size_t)n, (s + (size_t)l) % 2 ? 0.5 : 0.05);
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
             o.index_type = (clnz_index_type)(s % 3);

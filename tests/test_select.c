@@ -141,8 +141,8 @@ static void test_select_random(void **state)
         int rank = (int)(tu_rand() % 6);
         int64_t shape[MAXR];
         random_shape(rank, shape);
-        clnz_dtype xd = (clnz_dtype)(tu_rand() % CLNZ_DTYPE_COUNT);
-        clnz_dtype md = (clnz_dtype)(tu_rand() % CLNZ_DTYPE_COUNT);
+        clnz_dtype xd = tu_random_dtype();
+        clnz_dtype md = tu_random_dtype();
         check_select(xd, md, (int)(k % 3 != 0), k % 2 ? &gt : &nz, rank, shape);
     }
 }
@@ -299,9 +299,9 @@ static void test_where_broadcast_random(void **state)
         int rank = (int)(tu_rand() % 6);
         int64_t shape[MAXR];
         random_shape(rank, shape);
-        clnz_dtype dt = (clnz_dtype)(tu_rand() % CLNZ_DTYPE_COUNT);
+        clnz_dtype dt = tu_random_dtype();
         operand c, x, y;
-        make_operand(&c, (clnz_dtype)(tu_rand() % CLNZ_DTYPE_COUNT), rank, shape, 0.5);
+        make_operand(&c, tu_random_dtype(), rank, shape, 0.5);
         make_operand(&x, dt, rank, shape, 0.9);
         make_operand(&y, dt, rank, shape, 0.9);
         /* the output's shape is the broadcast of the three: the test's own rule */
@@ -407,6 +407,33 @@ static void test_where_every_launch(void **state)
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
 }
 
+/* Regression (issue 16, item 15): three 4 MiB operands that broadcast to
+ * (2^22)^3 elements wrapped the product past 2^64 and gave a tiny result
+ * claiming that shape; every product of extents is checked now. An empty
+ * broadcast is fine whatever the other extents. */
+static void test_issue16_item15_broadcast_overflow(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t a[3] = {1 << 22, 1, 1}, b[3] = {1, 1 << 22, 1}, c[3] = {1, 1, 1 << 22};
+    clnz_tensor ta = {CLNZ_U8, 3, a, NULL}, tb = {CLNZ_U8, 3, b, NULL}, tc = {CLNZ_U8, 3, c, NULL};
+    clnz_operand x = clnz_operand_array(&tb), y = clnz_operand_array(&tc);
+    clnz_dtype dt;
+    int rank;
+    int64_t shape[CLNZ_MAX_RANK];
+    assert_int_equal(clnz_where_result(ctx, &ta, &x, &y, &dt, &rank, shape), CLNZ_ERROR_TOO_LARGE);
+    assert_non_null(strstr(clnz_context_message(ctx), "2^62"));
+    clnz_array out;
+    assert_int_equal(clnz_where(ctx, &ta, NULL, NULL, &x, NULL, &y, NULL, &out),
+                     CLNZ_ERROR_TOO_LARGE);
+    int64_t e[3] = {0, 1, 1}; /* (0, 2^22, 2^22): empty, so fine */
+    clnz_tensor te = {CLNZ_U8, 3, e, NULL};
+    assert_int_equal(clnz_where_result(ctx, &te, &x, &y, &dt, &rank, shape), CLNZ_SUCCESS);
+    assert_int_equal(rank, 3);
+    assert_int_equal(shape[0], 0);
+    assert_int_equal(shape[2], 1 << 22);
+}
+
 static void test_where_errors(void **state)
 {
     (void)state;
@@ -445,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_where_scalars),
         cmocka_unit_test(test_where_every_launch),
         cmocka_unit_test(test_where_errors),
+        cmocka_unit_test(test_issue16_item15_broadcast_overflow),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -34,6 +34,15 @@ const tu_launch tu_launches[] = {{1, 1}, {37, 3}, {256, 8}, {3, 5}, {8, 2}, {64,
 #define TU_QUICK_LAUNCHES 3
 int tu_n_launches = TU_QUICK_LAUNCHES;
 
+static const clnz_dtype all_dtypes[] = {CLNZ_BOOL, CLNZ_U8,  CLNZ_I8,  CLNZ_U16,
+                                         CLNZ_I16,  CLNZ_U32, CLNZ_I32, CLNZ_U64,
+                                         CLNZ_I64,  CLNZ_F16, CLNZ_F32, CLNZ_F64},
+                        quick_dtypes[] = {CLNZ_F32, CLNZ_U8, CLNZ_I64, CLNZ_F16};
+const clnz_dtype *tu_dtypes = quick_dtypes;
+int tu_n_dtypes = 4;
+
+clnz_dtype tu_random_dtype(void) { return tu_dtypes[tu_rand() % (uint64_t)tu_n_dtypes]; }
+
 int tu_full(void)
 {
     const char *f = getenv("CLNZ_TEST_FULL");
@@ -49,6 +58,8 @@ void tu_seed(const char *suite)
     g_state = seed;
     tu_n_launches = tu_full() ? (int)(sizeof tu_launches / sizeof tu_launches[0])
                               : TU_QUICK_LAUNCHES;
+    tu_dtypes = tu_full() ? all_dtypes : quick_dtypes;
+    tu_n_dtypes = tu_full() ? CLNZ_DTYPE_COUNT : (int)(sizeof quick_dtypes / sizeof quick_dtypes[0]);
     printf("%s: seed %llu (replay with CLNZ_TEST_SEED=%llu)\n", suite, (unsigned long long)seed,
            (unsigned long long)seed);
 }

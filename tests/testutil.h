@@ -40,6 +40,15 @@ typedef struct {
 extern const tu_launch tu_launches[];
 extern int tu_n_launches; /* set by tu_seed */
 
+/* The dtypes the pipeline tests run: all twelve in the long tier; in the
+ * quick one a dtype of each family (8-bit unsigned, 16-bit float, 32-bit
+ * float, 64-bit signed). Each dtype is a program PoCL compiles cold for
+ * seconds; test_mask checks every dtype's predicates on the cheap mask
+ * kernel in both tiers. */
+extern const clnz_dtype *tu_dtypes;
+extern int tu_n_dtypes; /* set by tu_seed */
+clnz_dtype tu_random_dtype(void);
+
 /* Random bit patterns for a dtype, with about `density` of them nonzero and
  * special values (signed zeros, NaNs, infinities, denormals) mixed in. */
 void tu_fill(clnz_dtype dt, void *data, size_t n, double density);

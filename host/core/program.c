@@ -20,12 +20,25 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
                          cl_program *out)
 {
     DRIVER_HOLD();
+    const char *dir = getenv("CLNZ_KERNEL_DIR");
+    /* CLNZ_BUILD_OPTIONS: more build options for every program (they are in
+     * the cache key): the quick test tier builds with -cl-opt-disable,
+     * which PoCL compiles three times faster */
+    char extra[160] = "";
+    const char *more = getenv("CLNZ_BUILD_OPTIONS");
+    if (more && *more) {
+        if (strlen(more) >= sizeof extra - 1 || strpbrk(more, "\n\r"))
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
+                            "CLNZ_BUILD_OPTIONS is longer than %zu characters or has a line "
+                            "break",
+                            sizeof extra - 2);
+        snprintf(extra, sizeof extra, " %s", more);
+    }
+    char *owned = NULL;
+    const char *src;
     /* -w (a standard build option): the library never prints, and PoCL
      * prints its compiler's warnings (AVX ABI notes on our vector code) on
      * stderr, "N warnings generated.", when it compiles for the CPU. */
-    const char *dir = getenv("CLNZ_KERNEL_DIR");
-    char *owned = NULL;
-    const char *src;
     char opts[512];
     if (dir && *dir) {
         char path[1024];
@@ -42,7 +55,7 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
         src = kernel_source_embedded(file);
         if (!src)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "no embedded kernel '%s'", file);
-        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w %s", options);
+        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w %s%s", options, extra);
     }
     /* a warm process loads the compiled program instead of compiling it */
     char key[1024];
@@ -147,16 +160,12 @@ void program_release_all(clnz_context *ctx)
     ctx->n_kernels = ctx->cap_kernels = 0;
 }
 
-void element_options(char *buf, size_t n, clnz_dtype dtype, size_t items, int pred_nonzero)
+void element_options(char *buf, size_t n, clnz_dtype dtype, int pred_nonzero)
 {
-    snprintf(buf, n, "-DCLNZ_DTYPE=%d -DITEMS=%zu -DPRED_NONZERO=%d", (int)dtype, items,
-             pred_nonzero);
+    snprintf(buf, n, "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", (int)dtype, pred_nonzero);
 }
 
-size_t scan_options(char *buf, size_t n, int is_u64, size_t items)
+void scan_options(char *buf, size_t n, int is_u64)
 {
-    if (items < 2)
-        items = 2;
-    snprintf(buf, n, "-DSCAN_T=%s -DITEMS=%zu", is_u64 ? "ulong" : "uint", items);
-    return items;
+    snprintf(buf, n, "-DSCAN_T=%s", is_u64 ? "ulong" : "uint");
 }

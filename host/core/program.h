@@ -10,12 +10,14 @@
 clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name,
                            const char *options, cl_kernel *out);
 void program_release_all(clnz_context *ctx);
-/* Build options, one place for each kernel file's -D set. element_options:
- * the files that read elements through element.cl (dtype, items,
- * PRED_NONZERO); scan_options: scan.cl, whose tiles need at least two
- * items or the recursion never shrinks (returns the items it used). */
-void element_options(char *buf, size_t n, clnz_dtype dtype, size_t items, int pred_nonzero);
-size_t scan_options(char *buf, size_t n, int is_u64, size_t items);
+/* Build options, one place for each kernel file's -D set: the axes that
+ * change the code (the element's type, the nonzero predicate's cheaper
+ * test, the scan's type). What is cheap to pass at run time (items per
+ * work-item, layout, index size, width, order) is a kernel argument, so
+ * that a program serves every launch shape. element_options: the files
+ * that read elements through element.cl; scan_options: scan.cl. */
+void element_options(char *buf, size_t n, clnz_dtype dtype, int pred_nonzero);
+void scan_options(char *buf, size_t n, int is_u64);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */
 const char *kernel_source_embedded(const char *file);
 

@@ -108,20 +108,16 @@ static int parse_shape(cursor *c, npy_array *a, char *err, size_t err_size)
     }
 }
 
+/* A descr: a byte order ('<', '>', '|', '=') and numpy's kind and size,
+ * matched against the library's table (clnz_dtype_numpy, native order). */
 static int parse_descr(const char *d, clnz_dtype *dt, int *big, char *err, size_t err_size)
 {
-    static const struct {
-        const char *code;
-        clnz_dtype dtype;
-    } known[] = {{"b1", CLNZ_BOOL}, {"u1", CLNZ_U8},  {"i1", CLNZ_I8},  {"u2", CLNZ_U16},
-                 {"i2", CLNZ_I16},  {"u4", CLNZ_U32}, {"i4", CLNZ_I32}, {"u8", CLNZ_U64},
-                 {"i8", CLNZ_I64},  {"f2", CLNZ_F16}, {"f4", CLNZ_F32}, {"f8", CLNZ_F64}};
     char order = d[0];
     if (order != '<' && order != '>' && order != '|' && order != '=')
         FAIL("unsupported dtype '%s'", d);
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
-        if (strcmp(d + 1, known[i].code) == 0) {
-            *dt = known[i].dtype;
+    for (int k = 0; k < CLNZ_DTYPE_COUNT; ++k) {
+        if (strcmp(d + 1, clnz_dtype_numpy((clnz_dtype)k) + 1) == 0) {
+            *dt = (clnz_dtype)k;
             *big = order == '>' && clnz_dtype_size(*dt) > 1;
             return 0;
         }
@@ -402,12 +398,7 @@ size_t npy_header(const char *descr, int ndim, const int64_t *shape,
     return padded;
 }
 
-const char *npy_descr(clnz_dtype dtype)
-{
-    static const char *const d[] = {"|b1", "|u1", "|i1", "<u2", "<i2", "<u4",
-                                    "<i4", "<u8", "<i8", "<f2", "<f4", "<f8"};
-    return (unsigned)dtype < CLNZ_DTYPE_COUNT ? d[dtype] : NULL;
-}
+const char *npy_descr(clnz_dtype dtype) { return clnz_dtype_numpy(dtype); }
 
 clnz_tensor npy_tensor(const npy_array *arr)
 {

@@ -26,7 +26,7 @@ clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
     cl_kernel k;
     /* the fill kernel reads no input: any dtype's build of the file has it */
     char opts[80];
-    element_options(opts, sizeof opts, CLNZ_U8, 1, 0);
+    element_options(opts, sizeof opts, CLNZ_U8, 0);
     clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", opts, &k);
     size_t local = 0;
     if (!st)

@@ -104,7 +104,7 @@ static clnz_status channel_mask_enqueue(clnz_context *ctx, channel_plan *c, cl_m
                                         cl_uint n_wait, const cl_event *wait, cl_event *done)
 {
     char opts[80];
-    element_options(opts, sizeof opts, c->t.dtype, 1, c->keys.nonzero);
+    element_options(opts, sizeof opts, c->t.dtype, c->keys.nonzero);
     cl_kernel k;
     cl_mem meta = NULL;
     size_t local;

@@ -102,7 +102,7 @@ static clnz_status image_mask_enqueue(clnz_context *ctx, const image_plan *p, cl
     if (st)
         return st;
     char opts[160], base_opts[80];
-    element_options(base_opts, sizeof base_opts, p->dtype, 1, keys.nonzero);
+    element_options(base_opts, sizeof base_opts, p->dtype, keys.nonzero);
     snprintf(opts, sizeof opts, "%s -DIMAGE_READ=%d -DUNORM_SCALE=%d", base_opts, p->read,
              p->unorm_scale);
     cl_kernel k;

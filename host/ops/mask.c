@@ -32,7 +32,7 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
         st = buffer_check(ctx, mask_buf, "mask", mask_offset, t.n, (size_t)out_bytes);
     size_t items = plan_items(ctx, TUNE_MASK);
     char opts[80];
-    element_options(opts, sizeof opts, t.dtype, items, keys.nonzero);
+    element_options(opts, sizeof opts, t.dtype, keys.nonzero);
     if (!st)
         st = program_kernel(ctx, "mask", "mask_write", opts, &k);
     launch_cfg cfg;
@@ -50,11 +50,13 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
         cl_int rank = t.krank, contiguous = t.contiguous;
         cl_long a_base = base;
         cl_ulong n = t.n, out_off = mask_offset / (size_t)out_bytes;
+        cl_uint a_items = (cl_uint)items;
         karg args[] = {KARG(in_buf),  KARG(a_base),  KARG(n),       KARG(rank),
                        KARG(meta),    KARG(contiguous), KARG(keys.lo), KARG(keys.hi),
-                       KARG(keys.invert), KARG(mask_buf), KARG(out_off), KARG(out_bytes)};
+                       KARG(keys.invert), KARG(mask_buf), KARG(out_off), KARG(out_bytes),
+                       KARG(a_items)};
         uint64_t groups = (t.n + (uint64_t)cfg.wg * items - 1) / ((uint64_t)cfg.wg * items);
-        st = set_args(ctx, k, "mask_write", args, 12);
+        st = set_args(ctx, k, "mask_write", args, (int)(sizeof args / sizeof args[0]));
         if (!st)
             st = chain_launch(&ch, k, "mask_write", (size_t)groups * cfg.wg, cfg.wg);
     }

@@ -282,7 +282,7 @@ static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in
         return st;
     char opts[128];
     size_t items = plan_items(ctx, TUNE_MASK);
-    element_options(opts, sizeof opts, w->cond.dtype, items, w->keys.nonzero);
+    element_options(opts, sizeof opts, w->cond.dtype, w->keys.nonzero);
     size_t len = strlen(opts);
     snprintf(opts + len, sizeof opts - len, " -DVALUE_BYTES=%zu", vb);
     cl_kernel k;
@@ -294,13 +294,14 @@ static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in
         cl_long cb = in->base[0], xb = in->base[1], yb = in->base[2];
         cl_int cm = w->mode[0], xm = w->mode[1], ym = w->mode[2], rank = r;
         cl_ulong n = w->n, a_out_off = out_off;
+        cl_uint a_items = (cl_uint)items;
         karg args[] = {KARG(in->buf[0]), KARG(cb),     KARG(cm),          KARG(w->keys.lo),
                        KARG(w->keys.hi), KARG(w->keys.invert), KARG(in->buf[1]), KARG(xb),
                        KARG(xm),         KARG(in->buf[2]), KARG(yb),      KARG(ym),
                        KARG(n),          KARG(rank),   KARG(meta),        KARG(out),
-                       KARG(a_out_off)};
+                       KARG(a_out_off),  KARG(a_items)};
         uint64_t groups = (w->n + (uint64_t)cfg.wg * items - 1) / ((uint64_t)cfg.wg * items);
-        st = set_args(ctx, k, "where_write", args, 17);
+        st = set_args(ctx, k, "where_write", args, (int)(sizeof args / sizeof args[0]));
         if (!st)
             st = chain_launch(ch, k, "where_write", (size_t)groups * cfg.wg, cfg.wg);
     }

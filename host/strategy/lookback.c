@@ -29,10 +29,10 @@ static size_t items_that_fit(const clnz_context *ctx, size_t items)
 }
 
 static clnz_status build(clnz_context *ctx, clnz_dtype dtype, int pred_nonzero,
-                         size_t value_bytes, size_t items, cl_kernel *k)
+                         size_t value_bytes, cl_kernel *k)
 {
     char base[96], opts[192];
-    element_options(base, sizeof base, dtype, items, pred_nonzero);
+    element_options(base, sizeof base, dtype, pred_nonzero);
     snprintf(opts, sizeof opts, "%s -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u", base,
              value_bytes ? value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin);
     return program_kernel(ctx, "lookback", "lb_run", opts, k);
@@ -41,7 +41,7 @@ static clnz_status build(clnz_context *ctx, clnz_dtype dtype, int pred_nonzero,
 static clnz_status plan_make(clnz_context *ctx, const nz_job *job, lb_plan *p)
 {
     size_t items = items_that_fit(ctx, plan_items(ctx, TUNE_LOOKBACK));
-    clnz_status st = build(ctx, job->t.dtype, job->keys.nonzero, job->value_bytes, items, &p->k);
+    clnz_status st = build(ctx, job->t.dtype, job->keys.nonzero, job->value_bytes, &p->k);
     if (!st)
         st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
                          items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
@@ -54,7 +54,7 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
 {
     items = items_that_fit(ctx, items);
     *local_elem = items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint);
-    return build(ctx, CLNZ_F32, 1, 0, items, k);
+    return build(ctx, CLNZ_F32, 1, 0, k);
 }
 
 static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
@@ -92,11 +92,11 @@ static clnz_status run(chain *ch, nz_job *job)
     job_args a;
     job_args_of(job, ctx->scratch, &a);
     cl_ulong tiles = p.tiles;
-    cl_uint p2 = p.cfg.p2;
+    cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     size_t tile = p.cfg.wg * p.cfg.items;
     karg args[] = {JOB_KARGS_IN(a),    KARG(ctx->scratch), KARG(tiles),
                    JOB_KARGS_OUT(a),   KARG(p2),           KLOCAL(tile),
-                   KLOCAL(tile * sizeof(cl_uint)), KLOCAL(p2 * sizeof(cl_uint))};
+                   KLOCAL(tile * sizeof(cl_uint)), KLOCAL(p2 * sizeof(cl_uint)), KARG(items)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = chain_launch(ch, p.k, "lb_run", (size_t)p.tiles * p.cfg.wg, p.cfg.wg);

@@ -16,7 +16,10 @@
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
 {
     char opts[64];
-    size_t items = scan_options(opts, sizeof opts, is_u64, plan_items(ctx, TUNE_SCAN));
+    scan_options(opts, sizeof opts, is_u64);
+    size_t items = plan_items(ctx, TUNE_SCAN);
+    if (items < 2) /* a tile of one item never shrinks the recursion */
+        items = 2;
     kit->is_u64 = is_u64;
     kit->elem = is_u64 ? 8 : 4;
     clnz_status st = program_kernel(ctx, "scan", "scan_tiles", opts, &kit->tiles_k);
@@ -51,10 +54,10 @@ clnz_status scan_run(chain *ch, const scan_kit *kit, cl_mem in, uint64_t in_off,
         sums_off = total_off;
     }
     cl_ulong a_in_off = in_off, a_out_off = out_off, a_n = n;
-    cl_uint p2 = cfg->p2;
+    cl_uint p2 = cfg->p2, items = (cl_uint)cfg->items;
     karg a[] = {KARG(in), KARG(a_in_off), KARG(out), KARG(a_out_off), KARG(a_n), KARG(sums),
-                KARG(sums_off), KARG(p2), KLOCAL(cfg->p2 * kit->elem)};
-    st = set_args(ctx, kit->tiles_k, "scan_tiles", a, 9);
+                KARG(sums_off), KARG(p2), KLOCAL(cfg->p2 * kit->elem), KARG(items)};
+    st = set_args(ctx, kit->tiles_k, "scan_tiles", a, (int)(sizeof a / sizeof a[0]));
     if (!st)
         st = chain_launch(ch, kit->tiles_k, "scan_tiles", (size_t)tiles * cfg->wg, cfg->wg);
     if (st || tiles == 1)
@@ -64,8 +67,9 @@ clnz_status scan_run(chain *ch, const scan_kit *kit, cl_mem in, uint64_t in_off,
                   total_off, scratch_off + tiles);
     if (st)
         return st;
-    karg b[] = {KARG(out), KARG(a_out_off), KARG(a_n), KARG(ctx->scratch), KARG(sums_off)};
-    st = set_args(ctx, kit->add_k, "scan_add", b, 5);
+    karg b[] = {KARG(out), KARG(a_out_off), KARG(a_n), KARG(ctx->scratch), KARG(sums_off),
+                KARG(items)};
+    st = set_args(ctx, kit->add_k, "scan_add", b, (int)(sizeof b / sizeof b[0]));
     if (!st)
         st = chain_launch(ch, kit->add_k, "scan_add", (size_t)tiles * cfg->wg, cfg->wg);
     return st;

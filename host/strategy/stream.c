@@ -19,7 +19,7 @@ static clnz_status run(chain *ch, nz_job *job)
     if (job->t.n == 0)
         return job_empty(ch, job);
     char base[96], opts[192];
-    element_options(base, sizeof base, job->t.dtype, 1, job->keys.nonzero);
+    element_options(base, sizeof base, job->t.dtype, job->keys.nonzero);
     snprintf(opts, sizeof opts, "%s -DVALUE_BYTES=%zu", base,
              job->value_bytes ? job->value_bytes : 4);
     cl_kernel k;

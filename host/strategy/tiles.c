@@ -13,7 +13,7 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
 {
     char opts[96];
     size_t items = plan_items(ctx, TUNE_TWO_PASS);
-    element_options(opts, sizeof opts, job->t.dtype, items, job->keys.nonzero);
+    element_options(opts, sizeof opts, job->t.dtype, job->keys.nonzero);
     clnz_status st = program_kernel(ctx, "nonzero", "nz_count", opts, &kit->count_k);
     if (!st && job->emit != ABI_EMIT_VALUES) {
         st = program_kernel(ctx, "nonzero", "nz_write", opts, &kit->write_k);
@@ -37,11 +37,11 @@ clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_
     job_args a;
     job_args_of(job, ch->ctx->scratch, &a);
     cl_ulong zero = 0, a_items_off = items_off;
-    cl_uint p2 = kit->cfg.p2;
+    cl_uint p2 = kit->cfg.p2, items = (cl_uint)kit->cfg.items;
     karg args[] = {JOB_KARGS_IN(a),      KARG(tile_counts), KARG(zero),
                    KARG(ctx->scratch),  KARG(a_items_off), KARG(p2),
-                   KLOCAL(p2 * sizeof(cl_ulong))};
-    clnz_status st = set_args(ctx, kit->count_k, "nz_count", args, 15);
+                   KLOCAL(p2 * sizeof(cl_ulong)), KARG(items)};
+    clnz_status st = set_args(ctx, kit->count_k, "nz_count", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = chain_launch(ch, kit->count_k, "nz_count", (size_t)kit->tiles * kit->cfg.wg,
                           kit->cfg.wg);
@@ -54,7 +54,7 @@ clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint
     if (job->batches == 0)
         return CLNZ_SUCCESS;
     char opts[96];
-    element_options(opts, sizeof opts, job->t.dtype, kit->cfg.items, job->keys.nonzero);
+    element_options(opts, sizeof opts, job->t.dtype, job->keys.nonzero);
     cl_kernel k;
     clnz_status st = program_kernel(ctx, "nonzero", "nz_batch_offsets", opts, &k);
     if (st)
@@ -63,12 +63,13 @@ clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint
     job_args_of(job, ch->ctx->scratch, &a);
     cl_ulong a_items_off = items_off, item_elems = job->t.n / job->batches;
     cl_ulong batches = job->batches, off = job->offsets_off;
-    cl_uint wg = (cl_uint)kit->cfg.wg;
+    cl_uint wg = (cl_uint)kit->cfg.wg, items = (cl_uint)kit->cfg.items;
     karg args[] = {JOB_KARGS_IN(a),      KARG(ctx->scratch), KARG(ctx->scratch),
                    KARG(a_items_off),   KARG(wg),           KARG(item_elems),
-                   KARG(batches),       KARG(job->offsets), KARG(off)};
+                   KARG(batches),       KARG(job->offsets), KARG(off),
+                   KARG(items)};
     size_t local;
-    st = set_args(ctx, k, "nz_batch_offsets", args, 17);
+    st = set_args(ctx, k, "nz_batch_offsets", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = small_local(ctx, k, &local);
     if (!st)
@@ -93,7 +94,7 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
     cl_ulong a_out_off = writes ? job->out_off : 0, cap = writes ? job->capacity : 0;
     cl_ulong a_offsets_off = offsets_off, a_items_off = items_off;
     cl_int a_single = single;
-    cl_uint p2 = kit->cfg.p2;
+    cl_uint p2 = kit->cfg.p2, items = (cl_uint)kit->cfg.items;
     clnz_status st;
     const char *name;
     if (job->emit == ABI_EMIT_VALUES) {
@@ -104,8 +105,9 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
                        KARG(job->x_meta),  KARG(x_contiguous), KARG(offsets),
                        KARG(a_offsets_off), KARG(ctx->scratch), KARG(a_items_off),
                        KARG(out),          KARG(a_out_off),   KARG(cap),
-                       KARG(a_single),     KARG(p2),          KLOCAL(p2 * sizeof(cl_ulong))};
-        st = set_args(ctx, kit->write_k, name, args, 23);
+                       KARG(a_single),     KARG(p2),          KLOCAL(p2 * sizeof(cl_ulong)),
+                       KARG(items)};
+        st = set_args(ctx, kit->write_k, name, args, (int)(sizeof args / sizeof args[0]));
     } else {
         name = "nz_write";
         cl_int layout = job->layout, width = job->width, reverse = job->reverse;
@@ -114,8 +116,9 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
                        KARG(ctx->scratch),  KARG(a_items_off), KARG(out),
                        KARG(a_out_off),     KARG(cap),     KARG(layout),
                        KARG(width),         KARG(reverse), KARG(idx),
-                       KARG(a_single),      KARG(p2),      KLOCAL(p2 * sizeof(cl_ulong))};
-        st = set_args(ctx, kit->write_k, name, args, 23);
+                       KARG(a_single),      KARG(p2),      KLOCAL(p2 * sizeof(cl_ulong)),
+                       KARG(items)};
+        st = set_args(ctx, kit->write_k, name, args, (int)(sizeof args / sizeof args[0]));
     }
     if (!st)
         st = chain_launch(ch, kit->write_k, name, (size_t)kit->tiles * kit->cfg.wg, kit->cfg.wg);

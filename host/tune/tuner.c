@@ -53,8 +53,8 @@ static clnz_strategy strategy_of(tune_kernel f)
                                 : CLNZ_STRATEGY_AUTO;
 }
 
-/* The kernel's main OpenCL kernel, built with its default items, for its
- * limits. */
+/* The kernel's main OpenCL kernel, for its limits (the look-back's depend
+ * on its items: local memory per work-item). */
 static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
                                  size_t *local_elem)
 {
@@ -64,10 +64,10 @@ static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
         return lookback_kernel_for_tuning(ctx, items, k, local_elem);
     if (f == TUNE_SCAN) {
         *local_elem = 8;
-        scan_options(opts, sizeof opts, 1, items);
+        scan_options(opts, sizeof opts, 1);
         return program_kernel(ctx, "scan", "scan_tiles", opts, k);
     }
-    element_options(opts, sizeof opts, CLNZ_F32, items, 1);
+    element_options(opts, sizeof opts, CLNZ_F32, 1);
     if (f == TUNE_MASK) {
         *local_elem = 0;
         return program_kernel(ctx, "mask", "mask_write", opts, k);
