@@ -56,7 +56,7 @@ $py -m pip install -q --no-build-isolation --no-deps --no-index --target "$root/
 out=$(cd "$root" && env -u CLNZ_LIBRARY PYTHONPATH="$root/py" $py -c '
 import numpy as np, clnz
 a = np.array([[0, 3, 0], [5, 0, 0]], np.int16)[:, ::-1]
-assert np.array_equal(clnz.nonzero(a), np.argwhere(a)), clnz.nonzero(a)
+assert np.array_equal(clnz.argwhere(a), np.argwhere(a)), clnz.argwhere(a)
 print("ok", clnz.__version__, clnz.library_version(), clnz.__file__, clnz.library_path())') || fail "the pip-installed module: $out"
 [ "$out" = "ok $version $version $root/py/clnz/__init__.py $lib/libclnz.so.$so" ] || fail "the pip-installed module printed '$out'"
 
