@@ -7,7 +7,8 @@
 # the shared library exports clnz_* only, that the man pages (clnz(1), a
 # section 3 page for every function of clnz.h) render cleanly, and that
 # make uninstall (with DESTDIR) leaves no file behind; pip installs the
-# Python module from the source tree and it loads the installed library.
+# Python module in a venv as the README says, before make install (it
+# bundles a libclnz it builds) and after (it loads the installed one).
 set -eu
 B=${1:-build}
 root=$(mktemp -d /tmp/clnz-install-XXXXXX)
@@ -101,18 +102,38 @@ done
 "$prefix/bin/clnz" --version | grep -q "$version" || fail "clnz --version"
 cd - >/dev/null
 
-# the Python module, installed with pip from the source tree (no network: the
-# build backend is the system's setuptools), finds the installed library
-# through pkg-config's clnz.pc alone (no CLNZ_LIBRARY, not on the loader path)
+# the Python module as the README installs it on Debian 12: a venv that sees
+# Debian's numpy (--system-site-packages), then pip install . (offline here:
+# --no-index --no-build-isolation, the venv's setuptools builds it). With no
+# clnz for pkg-config, pip builds libclnz and bundles it (and the module
+# loads that copy); once make install has put one where pkg-config finds it,
+# nothing is bundled and the module loads the installed one (through
+# clnz.pc: it is not on the loader's path here). No CLNZ_LIBRARY either way.
 py=${PYTHON:-/usr/bin/python3}
-$py -m pip install -q --no-build-isolation --no-deps --no-index --target "$root/py" . \
-    >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
-out=$(cd "$root" && env -u CLNZ_LIBRARY PYTHONPATH="$root/py" $py -c '
-import numpy as np, clnz
+$py -m venv --system-site-packages "$root/venv" >"$root/venv.log" 2>&1 \
+    || fail "python3 -m venv: $(cat "$root/venv.log")"
+mkdir "$root/no-pc"
+pip_install() { # "$@": the pkg-config settings pip's build sees
+    "$root/venv/bin/pip" uninstall -q -y clnz >/dev/null 2>&1 || true
+    env "$@" "$root/venv/bin/pip" install -q --no-index --no-build-isolation . \
+        >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
+}
+module_loads() { # prints "ok VERSION LIBVERSION LIBRARY-PATH" from the venv's python
+    (cd "$root" && env -u CLNZ_LIBRARY -u PYTHONPATH "$root/venv/bin/python" -c '
+import os, numpy as np, clnz
 a = np.array([[0, 3, 0], [5, 0, 0]], np.int16)[:, ::-1]
-assert np.array_equal(clnz.argwhere(a), np.argwhere(a)), clnz.argwhere(a)
-print("ok", clnz.__version__, clnz.library_version(), clnz.__file__, clnz.library_path())') || fail "the pip-installed module: $out"
-[ "$out" = "ok $version $version $root/py/clnz/__init__.py $lib/libclnz.so.$so" ] || fail "the pip-installed module printed '$out'"
+assert all(np.array_equal(x, y) for x, y in zip(clnz.nonzero(a), np.nonzero(a)))
+assert np.array_equal(clnz.count_nonzero(a, axis=0), np.count_nonzero(a, axis=0))
+print("ok", clnz.__version__, clnz.library_version(), clnz.library_path())')
+}
+pip_install PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/no-pc" # no clnz.pc (nor any other)
+bundled=$("$root/venv/bin/python" -c 'import os, clnz; print(os.path.dirname(clnz.__file__))')
+out=$(module_loads) || fail "the module pip bundled libclnz with: $out"
+[ "$out" = "ok $version $version $bundled/libclnz.so.$so" ] || fail "the bundled module printed '$out'"
+pip_install PKG_CONFIG_PATH="$lib/pkgconfig"
+[ ! -e "$bundled/libclnz.so.$so" ] || fail "pip bundled libclnz though clnz.pc names an installed one"
+out=$(module_loads) || fail "the pip-installed module: $out"
+[ "$out" = "ok $version $version $lib/libclnz.so.$so" ] || fail "the pip-installed module printed '$out'"
 
 # DESTDIR staging, then uninstall: nothing left but folders
 make -s B="$B" install DESTDIR="$root/stage" PREFIX=/usr/local >/dev/null
@@ -129,4 +150,4 @@ grep -q '^Libs: .* -lOpenCL$' "$root/nopc/lib/pkgconfig/clnz.pc" || fail "clnz.p
     $(PKG_CONFIG_PATH="$root/nopc/lib/pkgconfig" pkg-config --cflags --libs clnz)) \
     || fail "the OpenCL program with a clnz.pc that names -lOpenCL"
 
-echo "test_install: install, pkg-config (shared, static, a program calling OpenCL), CMake package, SONAME, exports, man pages, uninstall, pip install of the Python module: ok"
+echo "test_install: install, pkg-config (shared, static, a program calling OpenCL), CMake package, SONAME, exports, man pages, uninstall, pip install of the Python module (bundled, then installed libclnz): ok"
