@@ -415,8 +415,12 @@ def test_contexts_and_devices():
     with pytest.raises(clnz.Error) as e:
         clnz.Context("9:9")
     assert e.value.name == "CLNZ_ERROR_INVALID_DEVICE" and "9:9" in str(e.value)
-    with pytest.raises(clnz.Error, match="PLATFORM:DEVICE"):
-        clnz.Context("gpu")
+    with pytest.raises(clnz.Error, match="no device matches") as e:  # a kind or a name part
+        clnz.Context("no such device")
+    assert e.value.name == "CLNZ_ERROR_INVALID_DEVICE"
+    assert [bool(d.why_default) for d in devs] == [d.is_default for d in devs]
+    with pytest.raises(TypeError, match="device must be a str"):
+        clnz.Context(0)
     assert clnz.library_version() == clnz.__version__
     if "CLNZ_LIBRARY" in os.environ:
         assert clnz.library_path() == os.environ["CLNZ_LIBRARY"]

@@ -223,6 +223,7 @@ class Device:
         self.version = info.version.decode(errors="replace")
         self.global_mem_size = info.global_mem_size
         self.max_alloc_size = info.max_alloc_size
+        self.why_default = info.why_default.decode(errors="replace")  # "" unless the default
 
     def __repr__(self):
         return f"<clnz.Device {self.selector} {self.type} {self.name!r} [{self.platform_name}]>"
@@ -242,8 +243,9 @@ def devices():
 
 
 class Context:
-    """A clnz context on one device: "P:D" as `clnz devices` lists it, or None
-    for CLNZ_DEVICE, else the first GPU, else the first device. With queue=
+    """A clnz context on one device: "P:D" as `clnz devices` lists it, a kind
+    ("gpu", "cpu", "accelerator") or part of the platform's and device's
+    names, or None for CLNZ_DEVICE, else the default device. With queue=
     (a pyopencl.CommandQueue) it wraps that queue and its context instead
     (clnz_context_wrap: the application's pipeline and clnz's share them).
     Programs it compiles are cached on disk. close() (or a with block)
@@ -253,7 +255,7 @@ class Context:
 
     def __init__(self, device=None, *, queue=None):
         if device is not None and not isinstance(device, str):
-            raise TypeError(f"clnz: device must be a str such as '0:0', not "
+            raise TypeError(f"clnz: device must be a str such as '0:0' or 'gpu', not "
                             f"{type(device).__name__}")
         handle, msg = ctypes.c_void_p(), ctypes.create_string_buffer(512)
         if queue is not None:
