@@ -114,8 +114,8 @@ $py -m venv --system-site-packages "$root/venv" >"$root/venv.log" 2>&1 \
     || fail "python3 -m venv: $(cat "$root/venv.log")"
 mkdir "$root/no-pc"
 pip_install() { # "$@": the pkg-config settings pip's build sees
-    "$root/venv/bin/pip" uninstall -q -y clnz >/dev/null 2>&1 || true
-    env "$@" "$root/venv/bin/pip" install -q --no-index --no-build-isolation . \
+    env -u PYTHONPATH "$root/venv/bin/pip" uninstall -q -y clnz >/dev/null 2>&1 || true
+    env -u PYTHONPATH "$@" "$root/venv/bin/pip" install -q --no-index --no-build-isolation . \
         >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
 }
 module_loads() { # prints "ok VERSION LIBVERSION LIBRARY-PATH" from the venv's python
@@ -127,7 +127,8 @@ assert np.array_equal(clnz.count_nonzero(a, axis=0), np.count_nonzero(a, axis=0)
 print("ok", clnz.__version__, clnz.library_version(), clnz.library_path())')
 }
 pip_install PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/no-pc" # no clnz.pc (nor any other)
-bundled=$("$root/venv/bin/python" -c 'import os, clnz; print(os.path.dirname(clnz.__file__))')
+bundled=$(cd "$root" && env -u PYTHONPATH -u CLNZ_LIBRARY "$root/venv/bin/python" -c \
+    'import os, clnz; print(os.path.dirname(clnz.__file__))')
 out=$(module_loads) || fail "the module pip bundled libclnz with: $out"
 [ "$out" = "ok $version $version $bundled/libclnz.so.$so" ] || fail "the bundled module printed '$out'"
 pip_install PKG_CONFIG_PATH="$lib/pkgconfig"
