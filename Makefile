@@ -5,7 +5,8 @@
 #   make test-asan the same suite built with ASan, UBSan and LSan, in build/asan
 #   make test-tsan the threads suite built with ThreadSanitizer, in build/tsan
 #   make test-valgrind the command-line tests with clnz under valgrind memcheck
-#   make install   PREFIX=/usr/local (and DESTDIR): library, header, clnz, man page, clnz.pc
+#   make install   PREFIX=/usr/local (and DESTDIR): library, header, clnz, man pages, clnz.pc,
+#                  the CMake package
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 B ?= build
@@ -25,6 +26,10 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/clnz
+# The API's section 3 pages: one per function of the header (most of them
+# .so links to their family's page) and clnz(3), the overview.
+MAN3 = clnz ${shell sed -n 's/^[a-z_ ]*[ *]\(clnz_[a-z0-9_]*\)(.*/\1/p' include/clnz.h}
 
 LIB_SRC = $(wildcard host/core/*.c host/tune/*.c host/strategy/*.c host/ops/*.c host/slices/*.c)
 CLI_SRC = $(wildcard host/cli/*.c host/io/*.c)
@@ -103,11 +108,27 @@ $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
 $(B)/clnz.1: $(B)/clnz scripts/manpage
 	$(PYTHON) scripts/manpage $(B)/clnz $@
 
+# The API's pages from man/*.3.in, their synopses copied from the header.
+$(B)/man3/clnz.3: include/clnz.h $(wildcard man/*.3.in) scripts/manpage3
+	rm -rf $(B)/man3
+	$(PYTHON) scripts/manpage3 include/clnz.h man $(B)/man3
+
+# clnz.pc and the CMake package from pkg/*.in. OpenCL is a public dependency
+# (clnz.h includes CL/cl.h): Requires: OpenCL where pkg-config knows it.
+PC_OPENCL = $(shell pkg-config --exists OpenCL 2>/dev/null && echo yes)
+PKG_SED = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+          -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+          -e 's|@SOVERSION@|$(SOVERSION)|g' \
+          -e 's|@PC_REQUIRES@|$(if $(PC_OPENCL),OpenCL)|' -e 's|@PC_LIBS@|$(if $(PC_OPENCL),, -lOpenCL)|' \
+          -e "s|@SIZEOF_VOID_P@|$$(echo | $(CC) -dM -E - | sed -n 's/^\#define __SIZEOF_POINTER__ //p')|"
+
 # The versioned shared library with its two links, the static one, the
-# header, the command and its man page, and clnz.pc for pkg-config.
-install: all $(B)/clnz.1
+# header, the command and the man pages, clnz.pc for pkg-config and
+# clnzConfig.cmake for CMake.
+install: all $(B)/clnz.1 $(B)/man3/clnz.3
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(PKGCONFIGDIR) \
+	  $(DESTDIR)$(CMAKEDIR)
 	install -m 644 $(B)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION)
 	ln -sf libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(SOVERSION)
 	ln -sf libclnz.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libclnz.so
@@ -115,10 +136,10 @@ install: all $(B)/clnz.1
 	install -m 644 include/clnz.h $(DESTDIR)$(INCLUDEDIR)/clnz.h
 	install -m 755 $(B)/clnz $(DESTDIR)$(BINDIR)/clnz
 	install -m 644 $(B)/clnz.1 $(DESTDIR)$(MANDIR)/man1/clnz.1
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-	  'Name: clnz' 'Description: nonzero, select and where on any OpenCL device' \
-	  'Version: $(VERSION)' 'Libs: -L$${libdir} -lclnz' 'Libs.private: -lOpenCL -lm -pthread' \
-	  'Cflags: -I$${includedir}' > $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
+	install -m 644 $(MAN3:%=$(B)/man3/%.3) $(DESTDIR)$(MANDIR)/man3/
+	sed $(PKG_SED) pkg/clnz.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
+	sed $(PKG_SED) pkg/clnzConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfig.cmake
+	sed $(PKG_SED) pkg/clnzConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfigVersion.cmake
 	@# a system-wide install: let the loader know the new library
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	  ldconfig; fi
@@ -127,7 +148,11 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libclnz.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclnz.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libclnz.so $(DESTDIR)$(LIBDIR)/libclnz.a \
 	  $(DESTDIR)$(INCLUDEDIR)/clnz.h $(DESTDIR)$(BINDIR)/clnz \
-	  $(DESTDIR)$(MANDIR)/man1/clnz.1 $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
+	  $(DESTDIR)$(MANDIR)/man1/clnz.1 $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc \
+	  $(MAN3:%=$(DESTDIR)$(MANDIR)/man3/%.3) \
+	  $(DESTDIR)$(CMAKEDIR)/clnzConfig.cmake $(DESTDIR)$(CMAKEDIR)/clnzConfigVersion.cmake
+	@# the CMake package's own folder goes when it is empty
+	-@rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
 
 deps:
 	scripts/deps

@@ -1,10 +1,14 @@
 #!/bin/sh
 # test_install.sh B: make install into a temporary prefix, then, out of the
 # tree, build tests/install_check.c with nothing but pkg-config (shared and
-# static) and run it; check the SONAME and its links, that the shared
-# library exports clnz_* only, that the man page renders cleanly, and that
+# static) and run it, and tests/install_opencl_check.c (a program that calls
+# OpenCL itself, with its own CL_TARGET_OPENCL_VERSION) with pkg-config alone
+# and with CMake's find_package(clnz); check the SONAME and its links, that
+# the shared library exports clnz_* only, that the man pages (clnz(1), a
+# section 3 page for every function of clnz.h) render cleanly, and that
 # make uninstall (with DESTDIR) leaves no file behind; pip installs the
-# Python module from the source tree and it loads the installed library.
+# Python module in a venv as the README says, before make install (it
+# bundles a libclnz it builds) and after (it loads the installed one).
 set -eu
 B=${1:-build}
 root=$(mktemp -d /tmp/clnz-install-XXXXXX)
@@ -23,19 +27,35 @@ lib=$prefix/lib
 readelf -d "$lib/libclnz.so.$version" | grep -q "SONAME.*\[libclnz.so.$so\]" || fail "SONAME"
 others=$(nm -D --defined-only "$lib/libclnz.so.$version" | awk '{print $3}' | grep -v '^clnz_' || true)
 [ -z "$others" ] || fail "exports more than clnz_*: $others"
-for f in bin/clnz include/clnz.h lib/libclnz.a share/man/man1/clnz.1 lib/pkgconfig/clnz.pc; do
+for f in bin/clnz include/clnz.h lib/libclnz.a share/man/man1/clnz.1 lib/pkgconfig/clnz.pc \
+         lib/cmake/clnz/clnzConfig.cmake lib/cmake/clnz/clnzConfigVersion.cmake; do
     [ -f "$prefix/$f" ] || fail "missing $f"
 done
 warnings=$(groff -man -ww -z "$prefix/share/man/man1/clnz.1" 2>&1 || true)
 [ -z "$warnings" ] || fail "the man page: $warnings"
 
-# out of the tree, pkg-config only
-cp tests/install_check.c "$root/"
+# section 3: every function of the header has a page (its family's, or a .so
+# link to it) that renders without a warning, and every page's synopsis
+# names only what the header declares (scripts/manpage3 warns otherwise)
+warnings=$(${PYTHON:-/usr/bin/python3} scripts/manpage3 include/clnz.h man "$root/man3" 2>&1 >/dev/null)
+[ -z "$warnings" ] || fail "$warnings"
+for fn in clnz $(sed -n 's/^[a-z_ ]*[ *]\(clnz_[a-z0-9_]*\)(.*/\1/p' include/clnz.h); do
+    page=$prefix/share/man/man3/$fn.3
+    [ -f "$page" ] || fail "no man page for $fn"
+    warnings=$(cd "$prefix/share/man" && groff -man -ww -z "man3/$fn.3" 2>&1 || true)
+    [ -z "$warnings" ] || fail "man3/$fn.3: $warnings"
+    (cd "$prefix/share/man" && groff -man -Tutf8 "man3/$fn.3" 2>/dev/null) | grep -q "$fn" \
+        || fail "man3/$fn.3 does not render $fn"
+done
+
+# out of the tree, pkg-config only (-Werror: clnz.h's CL_TARGET_OPENCL_VERSION
+# keeps the CL headers quiet, and a program's own is kept without a warning)
+cp tests/install_check.c tests/install_opencl_check.c "$root/"
 cd "$root"
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 [ "$(pkg-config --modversion clnz)" = "$version" ] || fail "pkg-config --modversion"
 # shellcheck disable=SC2046
-cc -o shared install_check.c $(pkg-config --cflags --libs clnz)
+cc -Wall -Wextra -Werror -o shared install_check.c $(pkg-config --cflags --libs clnz)
 out=$(LD_LIBRARY_PATH="$lib" ./shared) || fail "the shared build: $out"
 [ "$out" = "ok $version" ] || fail "the shared build printed '$out'"
 LD_LIBRARY_PATH="$lib" ldd ./shared | grep -q "libclnz.so.$so => $lib/" || fail "the shared build did not load $lib"
@@ -44,21 +64,77 @@ cc -o static install_check.c $(pkg-config --cflags clnz) \
    "$lib/libclnz.a" $(pkg-config --static --libs clnz | sed 's/-L[^ ]*//; s/-lclnz//')
 out=$(./static) || fail "the static build: $out"
 [ "$out" = "ok $version" ] || fail "the static build printed '$out'"
+
+# a program that calls OpenCL itself links with pkg-config's flags alone
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o opencl install_opencl_check.c $(pkg-config --cflags --libs clnz) \
+    2>"$root/cc.log" || fail "the OpenCL program with pkg-config: $(cat "$root/cc.log")"
+out=$(LD_LIBRARY_PATH="$lib" ./opencl) || fail "the OpenCL program: $out"
+[ "$out" = "ok $version" ] || fail "the OpenCL program printed '$out'"
+
+# and with CMake: find_package(clnz CONFIG REQUIRED) + clnz::clnz (and the
+# static target); a request of another ABI (0.x: another minor) is refused
+mkdir cmake-app
+cat >cmake-app/CMakeLists.txt <<'CMAKE'
+cmake_minimum_required(VERSION 3.10)
+project(clnz_app C)
+find_package(clnz ${WANT} CONFIG REQUIRED)
+add_executable(app install_opencl_check.c)
+target_link_libraries(app clnz::clnz)
+add_executable(app_static install_opencl_check.c)
+target_link_libraries(app_static clnz::clnz_static)
+target_compile_options(app PRIVATE -Wall -Wextra -Werror)
+CMAKE
+cp install_opencl_check.c cmake-app/
+want_major=${version%%.*}
+want_minor=${version#*.}; want_minor=${want_minor%%.*}
+if cmake -S cmake-app -B cmake-no -DCMAKE_PREFIX_PATH="$prefix" \
+        -DWANT="$want_major.$((want_minor + 1))" >"$root/cmake.log" 2>&1; then
+    fail "CMake accepted clnz $version for a request of $want_major.$((want_minor + 1))"
+fi
+cmake -S cmake-app -B cmake-build -DCMAKE_PREFIX_PATH="$prefix" -DWANT="$want_major.$want_minor" \
+    >"$root/cmake.log" 2>&1 || fail "cmake: $(cat "$root/cmake.log")"
+cmake --build cmake-build >"$root/cmake.log" 2>&1 || fail "cmake --build: $(cat "$root/cmake.log")"
+for app in app app_static; do
+    out=$(./cmake-build/$app) || fail "the CMake build ($app): $out"
+    [ "$out" = "ok $version" ] || fail "the CMake build ($app) printed '$out'"
+done
 "$prefix/bin/clnz" --version | grep -q "$version" || fail "clnz --version"
 cd - >/dev/null
 
-# the Python module, installed with pip from the source tree (no network: the
-# build backend is the system's setuptools), finds the installed library
-# through pkg-config's clnz.pc alone (no CLNZ_LIBRARY, not on the loader path)
+# the Python module as the README installs it on Debian 12: a venv that sees
+# Debian's numpy (--system-site-packages), then pip install . (offline here:
+# --no-index --no-build-isolation, the venv's setuptools builds it). With no
+# clnz for pkg-config, pip builds libclnz and bundles it (and the module
+# loads that copy); once make install has put one where pkg-config finds it,
+# nothing is bundled and the module loads the installed one (through
+# clnz.pc: it is not on the loader's path here). No CLNZ_LIBRARY either way.
 py=${PYTHON:-/usr/bin/python3}
-$py -m pip install -q --no-build-isolation --no-deps --no-index --target "$root/py" . \
-    >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
-out=$(cd "$root" && env -u CLNZ_LIBRARY PYTHONPATH="$root/py" $py -c '
-import numpy as np, clnz
+$py -m venv --system-site-packages "$root/venv" >"$root/venv.log" 2>&1 \
+    || fail "python3 -m venv: $(cat "$root/venv.log")"
+mkdir "$root/no-pc"
+pip_install() { # "$@": the pkg-config settings pip's build sees
+    env -u PYTHONPATH "$root/venv/bin/pip" uninstall -q -y clnz >/dev/null 2>&1 || true
+    env -u PYTHONPATH "$@" "$root/venv/bin/pip" install -q --no-index --no-build-isolation . \
+        >"$root/pip.log" 2>&1 || fail "pip install: $(cat "$root/pip.log")"
+}
+module_loads() { # prints "ok VERSION LIBVERSION LIBRARY-PATH" from the venv's python
+    (cd "$root" && env -u CLNZ_LIBRARY -u PYTHONPATH "$root/venv/bin/python" -c '
+import os, numpy as np, clnz
 a = np.array([[0, 3, 0], [5, 0, 0]], np.int16)[:, ::-1]
-assert np.array_equal(clnz.nonzero(a), np.argwhere(a)), clnz.nonzero(a)
-print("ok", clnz.__version__, clnz.library_version(), clnz.__file__, clnz.library_path())') || fail "the pip-installed module: $out"
-[ "$out" = "ok $version $version $root/py/clnz/__init__.py $lib/libclnz.so.$so" ] || fail "the pip-installed module printed '$out'"
+assert all(np.array_equal(x, y) for x, y in zip(clnz.nonzero(a), np.nonzero(a)))
+assert np.array_equal(clnz.count_nonzero(a, axis=0), np.count_nonzero(a, axis=0))
+print("ok", clnz.__version__, clnz.library_version(), clnz.library_path())')
+}
+pip_install PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/no-pc" # no clnz.pc (nor any other)
+bundled=$(cd "$root" && env -u PYTHONPATH -u CLNZ_LIBRARY "$root/venv/bin/python" -c \
+    'import os, clnz; print(os.path.dirname(clnz.__file__))')
+out=$(module_loads) || fail "the module pip bundled libclnz with: $out"
+[ "$out" = "ok $version $version $bundled/libclnz.so.$so" ] || fail "the bundled module printed '$out'"
+pip_install PKG_CONFIG_PATH="$lib/pkgconfig"
+[ ! -e "$bundled/libclnz.so.$so" ] || fail "pip bundled libclnz though clnz.pc names an installed one"
+out=$(module_loads) || fail "the pip-installed module: $out"
+[ "$out" = "ok $version $version $lib/libclnz.so.$so" ] || fail "the pip-installed module printed '$out'"
 
 # DESTDIR staging, then uninstall: nothing left but folders
 make -s B="$B" install DESTDIR="$root/stage" PREFIX=/usr/local >/dev/null
@@ -67,4 +143,12 @@ grep -q '^prefix=/usr/local$' "$root/stage/usr/local/lib/pkgconfig/clnz.pc" || f
 make -s B="$B" uninstall DESTDIR="$root/stage" PREFIX=/usr/local >/dev/null
 left=$(find "$root/stage" ! -type d)
 [ -z "$left" ] || fail "uninstall left: $left"
-echo "test_install: install, pkg-config (shared and static), SONAME, exports, man page, uninstall, pip install of the Python module: ok"
+# where pkg-config knows no OpenCL.pc, clnz.pc puts -lOpenCL in Libs
+make -s B="$B" install PREFIX="$root/nopc" PC_OPENCL= >/dev/null
+grep -q '^Libs: .* -lOpenCL$' "$root/nopc/lib/pkgconfig/clnz.pc" || fail "clnz.pc without OpenCL.pc"
+# shellcheck disable=SC2046
+(cd "$root" && cc -Werror -o opencl-nopc install_opencl_check.c \
+    $(PKG_CONFIG_PATH="$root/nopc/lib/pkgconfig" pkg-config --cflags --libs clnz)) \
+    || fail "the OpenCL program with a clnz.pc that names -lOpenCL"
+
+echo "test_install: install, pkg-config (shared, static, a program calling OpenCL), CMake package, SONAME, exports, man pages, uninstall, pip install of the Python module (bundled, then installed libclnz): ok"

@@ -62,16 +62,18 @@ def views(rng, dtype):
 def test_nonzero_layouts_against_numpy(rng, dtype):
     for name, a in views(rng, dtype):
         want = np.argwhere(a)
-        got = clnz.nonzero(a)
+        got = clnz.argwhere(a)
         assert got.dtype == np.int64 and np.array_equal(got, want), name
-        assert np.array_equal(clnz.argwhere(a), want), name
+        assert np.array_equal(clnz.nonzero(a, as_tuple=False), want), name  # torch.nonzero
         assert np.array_equal(clnz.flatnonzero(a), np.flatnonzero(a)), name
         cols = want.T if a.ndim else np.flatnonzero(a)[None]  # a 0-d array: one column of 0s
         assert np.array_equal(clnz.nonzero(a, layout="columns"), cols), name
         assert clnz.count_nonzero(a) == np.count_nonzero(a), name
         if a.ndim:  # np.nonzero refuses 0-d arrays
-            t = clnz.nonzero(a, as_tuple=True)
-            assert len(t) == a.ndim and all(np.array_equal(x, y) for x, y in zip(t, np.nonzero(a)))
+            for t in (clnz.nonzero(a), clnz.nonzero(a, as_tuple=True), clnz.where(a)):
+                assert type(t) is tuple and len(t) == a.ndim, name
+                assert all(x.dtype == np.intp and np.array_equal(x, y)
+                           for x, y in zip(t, np.nonzero(a))), name
 
 
 def test_as_tuple_of_a_0d_array_is_1d_like_torch():
@@ -82,29 +84,35 @@ def test_as_tuple_of_a_0d_array_is_1d_like_torch():
 def test_views_are_passed_with_their_strides(rng):
     base = sparse(rng, (40, 30), "float32")
     for v in (base[::-1], base[::2, 1::3], base.T):
-        assert clnz._Input(v, "x").array is v  # no copy
-        assert np.array_equal(clnz.nonzero(v), np.argwhere(v))
+        assert clnz._host.Input(v, "x").array is v  # no copy
+        assert np.array_equal(clnz.argwhere(v), np.argwhere(v))
     swapped = base.astype(">f4")  # byte-swapped: the one kind that is converted
-    assert np.array_equal(clnz.nonzero(swapped), np.argwhere(base))
+    assert np.array_equal(clnz.argwhere(swapped), np.argwhere(base))
 
 
 @pytest.mark.parametrize("index", ["int64", "int32", "uint32", np.int32])
 def test_index_types(rng, index):
     a = sparse(rng, (20, 30), "int16")
-    got = clnz.nonzero(a, index=index)
+    got = clnz.argwhere(a, index=index)
     assert got.dtype == np.dtype(index) and np.array_equal(got, np.argwhere(a))
+    got = clnz.nonzero(a, index=index)
+    assert all(x.dtype == np.dtype(index) and np.array_equal(x, y)
+               for x, y in zip(got, np.nonzero(a)))
 
 
 def test_width_and_order_xy(rng):
     a = sparse(rng, (1, 9, 11), "uint8")
     want = np.argwhere(a)
-    assert np.array_equal(clnz.nonzero(a, width=2), want[:, 1:])
-    assert np.array_equal(clnz.nonzero(a, width=5), np.hstack([np.zeros((len(want), 2),
-                                                                         np.int64), want]))
+    assert np.array_equal(clnz.argwhere(a, width=2), want[:, 1:])
+    wide = np.hstack([np.zeros((len(want), 2), np.int64), want])
+    assert np.array_equal(clnz.argwhere(a, width=5), wide)
+    assert np.array_equal(np.stack(clnz.nonzero(a, width=5)), wide.T)  # numpy's form, 5 arrays
     b = a[0]
-    assert np.array_equal(clnz.nonzero(b, order="xy"), np.argwhere(b)[:, ::-1])
+    assert np.array_equal(clnz.argwhere(b, order="xy"), np.argwhere(b)[:, ::-1])
+    assert all(np.array_equal(x, y) for x, y in zip(clnz.nonzero(b, order="xy"),
+                                                    np.nonzero(b)[::-1]))
     with pytest.raises(clnz.Error) as e:
-        clnz.nonzero(sparse(rng, (3, 4), "uint8") + 1, width=1)
+        clnz.argwhere(sparse(rng, (3, 4), "uint8") + 1, width=1)
     assert e.value.name == "CLNZ_ERROR_INVALID_WIDTH" and "width" in str(e.value)
 
 
@@ -121,7 +129,7 @@ def test_predicates_against_numpy(rng, dtype, op):
         with np.errstate(invalid="ignore"):
             mask = OPS[op](a, v)
         for pred in ((op, v), clnz.Predicate(op, v)):
-            assert np.array_equal(clnz.nonzero(a, pred=pred), np.argwhere(mask)), (op, v)
+            assert np.array_equal(clnz.argwhere(a, pred=pred), np.argwhere(mask)), (op, v)
             assert clnz.count_nonzero(a, pred=pred) == np.count_nonzero(mask), (op, v)
 
 
@@ -199,37 +207,178 @@ def test_where_broadcasting_against_numpy(rng, dtype):
                           np.where(cond, x, x[::-1]).view(np.uint8))
 
 
-def test_where_scalars_and_dtype_rules(rng):
+def same(got, want):
+    """Same dtype, shape and bits (NaN payloads and -0.0 included)."""
+    return got.dtype == want.dtype and got.shape == want.shape and \
+        np.array_equal(np.ascontiguousarray(got).view(np.uint8),
+                       np.ascontiguousarray(want).view(np.uint8))
+
+
+# Python and numpy scalars of every kind numpy's promotion treats apart
+SCALARS = [0, -3, 300, 2**40, 2**63, 0.5, -0.0, 1e300, True, np.int8(-3), np.uint16(7),
+           np.float32(2.5), np.float64(2), np.float16(1)]
+
+
+def test_where_promotes_as_numpy(rng):
     cond = sparse(rng, (5, 7), "bool")
-    x = sparse(rng, (5, 7), "float32")
-    got = clnz.where(cond, x, 0.0)
-    assert got.dtype == np.float32
-    assert np.array_equal(got, np.where(cond, x, np.float32(0)), equal_nan=True)  # x has a NaN
-    i8 = sparse(rng, (5, 7), "int8")
-    got = clnz.where(cond, -3, i8)
-    assert got.dtype == np.int8 and np.array_equal(got, np.where(cond, np.int8(-3), i8))
-    got = clnz.where(cond, 1, 2)
-    assert got.dtype == np.int64 and np.array_equal(got, np.where(cond, 1, 2))
-    got = clnz.where(cond, 1, 2.5)
-    assert got.dtype == np.float64 and np.array_equal(got, np.where(cond, 1.0, 2.5))
-    got = clnz.where(x, x, -1.0, pred=("gt", 0))
-    assert np.array_equal(got, np.where(x > 0, x, np.float32(-1)))
-    # numpy scalars are 0-d arrays with their dtype, np.float64 (a Python float too) included
-    got = clnz.where(cond, x.astype(np.float64), np.float64(2))
-    assert got.dtype == np.float64 and np.array_equal(got, np.where(cond, x, 2.0), equal_nan=True)
-    with pytest.raises(clnz.Error) as e:
-        clnz.where(cond, x, np.float64(2))
-    assert e.value.name == "CLNZ_ERROR_DTYPE_MISMATCH"
-    with pytest.raises(clnz.Error) as e:  # 0.5 does not fit an integer array
-        clnz.where(cond, i8, 0.5)
-    assert e.value.name == "CLNZ_ERROR_INVALID_VALUE"
-    with pytest.raises(clnz.Error) as e:
-        clnz.where(cond, i8, x)
-    assert e.value.name == "CLNZ_ERROR_DTYPE_MISMATCH"
+    arrays = {d: sparse(rng, (5, 7), d) for d in DTYPES}
+    arrays["int8 0-d"] = np.array(-4, np.int8)
+    values = list(arrays.values()) + SCALARS
+    for x in values:
+        for y in values:
+            with np.errstate(all="ignore"):
+                want = np.where(cond, x, y)
+            assert same(clnz.where(cond, x, y), want), (x, y)
+    got = clnz.where(arrays["float32"], arrays["float32"], -1.0, pred=("gt", 0))
+    with np.errstate(invalid="ignore"):
+        assert same(got, np.where(arrays["float32"] > 0, arrays["float32"], np.float32(-1)))
+
+
+def test_where_errors():
     with pytest.raises(clnz.Error) as e:
         clnz.where(np.ones((3, 4)), np.ones((2, 4)), 1.0)
     assert e.value.name == "CLNZ_ERROR_SHAPE_MISMATCH"
     assert "(2, 4)" in str(e.value) and "(3, 4)" in str(e.value)
+    with pytest.raises(TypeError, match="unsupported dtype"):  # numpy: object
+        clnz.where(np.ones(3, bool), np.ones(3, np.int64), 2**70)
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        clnz.where(np.ones(3, bool), np.ones(3, np.complex64), 0)
+    with pytest.raises(ValueError, match="both or neither"):
+        clnz.where(np.ones(3), np.ones(3))
+
+
+def test_where_one_argument_is_nonzero(rng):
+    a = sparse(rng, (6, 9), "float32")
+    for got, want in ((clnz.where(a), np.where(a)), (clnz.where(a, pred=("lt", 0)),
+                                                     np.where(a < 0))):
+        assert len(got) == 2 and all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_numpy_and_torch_forms(rng):
+    a = sparse(rng, (4, 6, 5), "int32")
+    got = clnz.nonzero(a)
+    assert type(got) is tuple and np.array_equal(a[got], a[np.nonzero(a)])  # the numpy idiom
+    assert np.array_equal(clnz.nonzero(a, as_tuple=False), np.argwhere(a))  # torch.nonzero
+    assert np.array_equal(clnz.nonzero(a, layout="columns"), np.stack(np.nonzero(a)))
+    assert np.array_equal(clnz.nonzero(a, layout="flat"), np.flatnonzero(a))
+    with pytest.raises(ValueError, match="0d"):  # as numpy >= 2.1 (1.x: deprecated)
+        clnz.nonzero(np.array(3))
+    with pytest.raises(ValueError, match="0d"):
+        clnz.where(np.array(3))
+    with pytest.raises(ValueError, match="layout"):
+        clnz.nonzero(a, as_tuple=True, layout="rows")
+    with pytest.raises(TypeError, match="as_tuple"):
+        clnz.nonzero(a, as_tuple="yes")
+
+
+def with_pred(a, pred):
+    """numpy's mask for a clnz predicate."""
+    if pred is None:
+        return a != 0
+    with np.errstate(invalid="ignore"):
+        return OPS[pred[0]](a, pred[1])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64"])
+def test_count_nonzero_axis_against_numpy(rng, dtype):
+    base = sparse(rng, (4, 5, 6, 3), dtype)
+    arrays = [base, np.asfortranarray(base), base[::-1, 1::2, :, ::-1], base.transpose(2, 0, 3, 1),
+              base[:, :0], sparse(rng, (7,), dtype), np.asarray(base.reshape(-1)[5])]
+    for a in arrays:
+        n = a.ndim
+        axes = [None, (), tuple(range(n))] + list(range(-n, n))
+        if n >= 2:
+            axes += [(0, n - 1), (n - 1, 0)]
+        if n >= 3:
+            axes += [(0, 2), (1, 2), (-3, -1)]
+        for axis in axes:
+            for pred in (None, ("gt", 0)):
+                mask = with_pred(a, pred)
+                for keepdims in (False, True):
+                    got = clnz.count_nonzero(a, axis, keepdims=keepdims, pred=pred)
+                    want = np.count_nonzero(mask, axis=axis, keepdims=keepdims)
+                    assert type(got) is type(want), (a.shape, axis, keepdims)
+                    assert np.shape(got) == np.shape(want), (a.shape, axis, keepdims)
+                    assert np.array_equal(got, want), (a.shape, axis, pred, keepdims)
+
+
+def test_count_nonzero_axis_errors():
+    a = np.ones((2, 3))
+    with pytest.raises(np.AxisError):
+        clnz.count_nonzero(a, axis=2)
+    with pytest.raises(np.AxisError):
+        clnz.count_nonzero(a, axis=(0, -3))
+    with pytest.raises(ValueError, match="repeated"):
+        clnz.count_nonzero(a, axis=(1, -1))
+    with pytest.raises(TypeError, match="axis"):
+        clnz.count_nonzero(a, axis=1.0)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
+def test_extract_against_numpy(rng, dtype):
+    arr = sparse(rng, (6, 7), dtype)
+    cond = sparse(rng, (6, 7), "uint8")
+    for c, a in ((cond, arr), (cond.T, arr.T), (cond[::-1], arr), (cond.ravel()[:20], arr),
+                 (cond[:3], arr[::2]), (np.append(cond, [0, 0, 0]), arr), ([1, 0, 1], arr[0]),
+                 (cond * 0, arr[:0])):
+        want = np.extract(c, a)
+        assert same(clnz.extract(c, a), want), (np.shape(c), np.shape(a))
+    assert same(clnz.extract(arr, arr, pred=("ne", 0)), np.extract(arr != 0, arr))
+    with pytest.raises(IndexError, match="index 44 is out of bounds for axis 0 with size 42"):
+        clnz.extract(np.append(cond, [0, 0, 1]), arr)
+    with pytest.raises(IndexError, match="index 44 is out of bounds for axis 0 with size 42"):
+        np.extract(np.append(cond, [0, 0, 1]), arr)
+
+
+def test_batched_and_channels_against_numpy(rng):
+    a = sparse(rng, (9, 5, 7), "float32", density=0.2)
+    coords, offsets = clnz.nonzero_batched(a)
+    assert offsets.dtype == np.int64 and offsets.shape == (10,)
+    for b in range(9):
+        assert np.array_equal(coords[offsets[b]:offsets[b + 1]], np.argwhere(a[b]))
+    coords, offsets = clnz.nonzero_batched(a[:, ::-1], pred=("lt", 0), index="int32", order="xy")
+    assert coords.dtype == np.int32
+    for b in range(9):
+        assert np.array_equal(coords[offsets[b]:offsets[b + 1]],
+                              np.argwhere(a[b, ::-1] < 0)[:, ::-1])
+    img = sparse(rng, (11, 13, 3), "uint8", density=0.4)
+    for rule, reduce in (("any", np.any), ("all", np.all)):
+        for pred in (None, ("gt", 100)):
+            mask = reduce(with_pred(img, pred), axis=-1)
+            got = clnz.nonzero_channels(img, rule, pred=pred)
+            assert all(np.array_equal(g, w) for g, w in zip(got, np.nonzero(mask)))
+            assert np.array_equal(clnz.nonzero_channels(img, rule, as_tuple=False, pred=pred),
+                                  np.argwhere(mask))
+    with pytest.raises(ValueError, match="channel rule"):
+        clnz.nonzero_channels(img, "most")
+
+
+def test_integer_arguments_are_checked():
+    """Issue 16 items 9 and 16: no wrapping, no truncation (operator.index)."""
+    a = np.array([[0, 1, 2], [3, 0, 5]], np.int16)
+    for call, name in ((lambda: clnz.argwhere(a, width=2**32 + 2), "width"),
+                       (lambda: clnz.nonzero(a, width=-2**31 - 1), "width"),
+                       (lambda: clnz.nonzero_static(a, 2**64), "size"),
+                       (lambda: clnz.nonzero_static(a, 2**63), "size"),
+                       (lambda: clnz.nonzero_static(a, 3, fill_value=2**64 - 1), "fill_value"),
+                       (lambda: clnz.nonzero_static(a, 3, fill_value=-2**63 - 1), "fill_value")):
+        with pytest.raises(OverflowError, match=name):
+            call()
+    for call, name in ((lambda: clnz.nonzero_static(a, 2.5), "size"),
+                       (lambda: clnz.nonzero_static(a, "3"), "size"),
+                       (lambda: clnz.nonzero_static(a, np.float64(3)), "size"),
+                       (lambda: clnz.argwhere(a, width=2.7), "width"),
+                       (lambda: clnz.nonzero_static(a, 3, fill_value=0.5), "fill_value"),
+                       (lambda: clnz.count_nonzero(a, axis="0"), "axis")):
+        with pytest.raises(TypeError, match=name):
+            call()
+    for call, name in ((lambda: clnz.nonzero_static(a, -1), "size"),
+                       (lambda: clnz.argwhere(a, width=-1), "width")):
+        with pytest.raises(ValueError, match=name):
+            call()
+    # numpy's integers are integers
+    got, z = clnz.nonzero_static(a, np.uint8(5), fill_value=np.int64(-7), width=np.int32(2))
+    assert z == 4 and got.tolist() == [[0, 1], [0, 2], [1, 0], [1, 2], [-7, -7]]
 
 
 def test_unsupported_inputs():
@@ -244,10 +393,12 @@ def test_unsupported_inputs():
 
 def test_results_own_their_memory(rng):
     a = sparse(rng, (300, 300), "uint8")
-    keep = [clnz.nonzero(a)[10:20] for _ in range(20)]  # views outlive their parents
+    keep = [clnz.argwhere(a)[10:20] for _ in range(20)]  # views outlive their parents
     want = np.argwhere(a)[10:20]
     assert all(np.array_equal(k, want) for k in keep)
-    r = clnz.nonzero(a)
+    rows = clnz.nonzero(a)[1]  # one array of the tuple outlives the others
+    assert np.array_equal(rows, np.nonzero(a)[1])
+    r = clnz.argwhere(a)
     r[:] = 0  # writable, like numpy's own results
     assert not r.any()
 
@@ -258,14 +409,18 @@ def test_contexts_and_devices():
     with clnz.Context(devs[0].selector) as ctx:
         assert ctx.device.selector == devs[0].selector
         a = np.arange(-5, 6)
-        assert np.array_equal(clnz.nonzero(a, context=ctx), np.argwhere(a))
+        assert np.array_equal(clnz.argwhere(a, context=ctx), np.argwhere(a))
     with pytest.raises(ValueError, match="closed"):
         clnz.count_nonzero(a, context=ctx)
     with pytest.raises(clnz.Error) as e:
         clnz.Context("9:9")
     assert e.value.name == "CLNZ_ERROR_INVALID_DEVICE" and "9:9" in str(e.value)
-    with pytest.raises(clnz.Error, match="PLATFORM:DEVICE"):
-        clnz.Context("gpu")
+    with pytest.raises(clnz.Error, match="no device matches") as e:  # a kind or a name part
+        clnz.Context("no such device")
+    assert e.value.name == "CLNZ_ERROR_INVALID_DEVICE"
+    assert [bool(d.why_default) for d in devs] == [d.is_default for d in devs]
+    with pytest.raises(TypeError, match="device must be a str"):
+        clnz.Context(0)
     assert clnz.library_version() == clnz.__version__
     if "CLNZ_LIBRARY" in os.environ:
         assert clnz.library_path() == os.environ["CLNZ_LIBRARY"]
@@ -278,7 +433,7 @@ def test_threads_share_the_default_context(rng):
     def work(i):
         for _ in range(3):
             a = arrays[(i * 5 + _) % len(arrays)]
-            if not np.array_equal(clnz.nonzero(a), np.argwhere(a)):
+            if not np.array_equal(clnz.argwhere(a), np.argwhere(a)):
                 errors.append(i)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
@@ -295,3 +450,173 @@ def test_library_not_found_is_a_clear_import_error(tmp_path):
                        text=True)
     assert p.returncode != 0
     assert "ImportError: clnz: cannot load libclnz" in p.stderr and "CLNZ_LIBRARY" in p.stderr
+
+
+# ---- device arrays (pyopencl) ---------------------------------------------------
+# Every call on pyopencl arrays against the same call on the host arrays and
+# numpy; skipped where pyopencl is not installed.
+@pytest.fixture(scope="module")
+def cl():
+    return pytest.importorskip("pyopencl")
+
+
+@pytest.fixture(scope="module")
+def queue(cl):
+    return clnz.default_context().queue  # a pyopencl queue on clnz's own default context
+
+
+def dev(queue, a):
+    import pyopencl.array as cla
+    return cla.to_device(queue, np.array(a, order="C"))  # 0-d stays 0-d
+
+
+def dev_views(queue, rng, dtype):
+    """Device arrays and the host arrays they hold: contiguous, offset and
+    stepped (pyopencl views), transposed, 0-d and empty."""
+    base = sparse(rng, (9, 8, 5), dtype)
+    d = dev(queue, base)
+    yield "c", d, base
+    yield "offset and stepped", d[2:, ::3], base[2:, ::3]
+    yield "transposed", d.transpose((2, 0, 1)), base.transpose(2, 0, 1)
+    yield "0-d", dev(queue, base.reshape(-1)[7]), base.reshape(-1)[7]
+    yield "empty", dev(queue, base[:0]), base[:0]
+
+
+def host(d):
+    return d.get() if hasattr(d, "get") else d
+
+
+def is_dev(a, queue):
+    import pyopencl.array as cla
+    return isinstance(a, cla.Array) and a.queue == queue
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64"])
+def test_device_calls_match_host_and_numpy(rng, queue, dtype):
+    for name, d, a in dev_views(queue, rng, dtype):
+        if a.ndim:
+            got = clnz.nonzero(d)
+            assert all(is_dev(g, queue) for g in got), name
+            assert all(np.array_equal(g.get(), w) for g, w in zip(got, np.nonzero(a))), name
+        for f in (clnz.argwhere, clnz.flatnonzero):
+            got = f(d, pred=("gt", 0))
+            assert is_dev(got, queue) and np.array_equal(got.get(), f(a, pred=("gt", 0))), name
+        n = clnz.count_nonzero(d)
+        assert is_dev(n, queue) and n.shape == () and n.get() == np.count_nonzero(a), name
+        for axis in range(a.ndim):
+            got = clnz.count_nonzero(d, axis, keepdims=True)
+            assert is_dev(got, queue), name
+            assert np.array_equal(got.get(), np.count_nonzero(a, axis, keepdims=True)), name
+        got = clnz.select(d, pred=("lt", 0))
+        assert is_dev(got, queue) and same(got.get(), clnz.select(a, pred=("lt", 0))), name
+        assert same(clnz.extract(d, d).get(), np.extract(a, a)), name
+        if a.ndim:  # numpy 1.x promotes a 0-d array by its value, a device array by its dtype
+            got = clnz.where(d, d, 7)
+            assert is_dev(got, queue) and same(got.get(), np.where(a, a, 7)), name
+        entries, count = clnz.nonzero_static(d, 5, fill_value=-2, layout="columns")
+        want, z = clnz.nonzero_static(a, 5, fill_value=-2, layout="columns")
+        assert is_dev(count, queue) and count.get() == z and np.array_equal(entries.get(), want)
+        if a.ndim:
+            coords, offsets = clnz.nonzero_batched(d, order="xy")
+            want = clnz.nonzero_batched(a, order="xy")
+            assert np.array_equal(coords.get(), want[0]) and np.array_equal(offsets.get(),
+                                                                            want[1]), name
+            for rule in ("any", "all"):
+                got = clnz.nonzero_channels(d, rule, as_tuple=False)
+                assert np.array_equal(got.get(), clnz.nonzero_channels(a, rule, as_tuple=False))
+
+
+def test_device_count_axis_against_numpy(rng, queue):
+    base = sparse(rng, (4, 5, 6), "float32")
+    d = dev(queue, base)
+    # the kept axes of (0, 2) cannot be walked with one stride: the byte-mask path
+    for v, a in ((d, base), (d.transpose((1, 0, 2)), base.transpose(1, 0, 2))):
+        for axis in (0, 1, 2, (0, 1), (0, 2), (1, 2), -1, ()):
+            for pred in (None, ("ge", 0.5)):
+                got = clnz.count_nonzero(v, axis, pred=pred)
+                assert is_dev(got, queue)
+                assert np.array_equal(got.get(), np.count_nonzero(with_pred(a, pred), axis))
+    assert clnz.count_nonzero(d, keepdims=True).get().shape == (1, 1, 1)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float16", "float32"])
+def test_device_where_promotes_as_numpy(rng, queue, dtype):
+    cond = sparse(rng, (3, 4), "uint8")
+    x = sparse(rng, (3, 4), dtype)
+    for y in [sparse(rng, (4,), d) for d in ("bool", "int8", "float16", "float64")] + \
+            [0, -1.5, True, np.float32(3)]:
+        dy = y if np.ndim(y) == 0 else dev(queue, y)
+        got = clnz.where(dev(queue, cond), dev(queue, x), dy)
+        with np.errstate(all="ignore"):
+            want = np.where(cond, x, y)
+        assert is_dev(got, queue) and same(got.get(), want), (dtype, y)
+
+
+def test_device_results_read_only_their_count(rng, queue, cl, monkeypatch):
+    """No host round trip: the calls whose result size is not the count read
+    nothing back, the others one 8-byte count."""
+    a = sparse(rng, (50, 40), "int32")
+    d = dev(queue, a)
+    queue.finish()
+    reads = []
+    real = cl.enqueue_copy
+
+    def copy(q, dest, src, **kw):
+        if isinstance(dest, np.ndarray):
+            reads.append(dest.nbytes)
+        return real(q, dest, src, **kw)
+
+    monkeypatch.setattr(cl, "enqueue_copy", copy)
+    import pyopencl.array as cla
+    get = cla.Array.get
+    monkeypatch.setattr(cla.Array, "get", lambda self, *a, **k: reads.append(self.nbytes) or
+                        get(self, *a, **k))
+    for call in (lambda: clnz.count_nonzero(d), lambda: clnz.count_nonzero(d, axis=0),
+                 lambda: clnz.where(d, d, 0), lambda: clnz.nonzero_static(d, 9)):
+        call()
+        assert reads == []
+    for call in (lambda: clnz.nonzero(d), lambda: clnz.argwhere(d), lambda: clnz.select(d),
+                 lambda: clnz.nonzero_batched(d), lambda: clnz.nonzero_channels(d)):
+        reads.clear()
+        call()
+        assert reads == [8]
+    monkeypatch.undo()
+
+
+def test_device_events_chain_on_an_out_of_order_queue(rng, cl):
+    import pyopencl.array as cla
+    ctx = clnz.default_context().cl_context
+    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    a = sparse(rng, (300, 200), "float32")
+    for _ in range(3):
+        d = cla.to_device(q, a) * 1  # written by a kernel: the array carries its event
+        got = clnz.argwhere(d)
+        assert got.queue == q  # a context wrapped around the array's queue
+        assert np.array_equal((got + 0).get(), np.argwhere(a))
+        assert clnz.count_nonzero(d * 2).get() == np.count_nonzero(a)
+
+
+def test_device_contexts(rng, queue, cl):
+    import pyopencl.array as cla
+    a = sparse(rng, (6, 7), "uint8")
+    own = cl.CommandQueue(queue.context)
+    with clnz.Context(queue=own) as ctx:  # clnz_context_wrap of the application's queue
+        assert ctx.queue is own and ctx.cl_context == queue.context
+        assert ctx.device.name == own.device.name
+        got = clnz.argwhere(dev(queue, a), context=ctx)
+        assert got.queue == own and np.array_equal(got.get(), np.argwhere(a))
+        got = clnz.argwhere(a, context=ctx)  # a host array on a wrapped context: blocking call
+        assert isinstance(got, np.ndarray) and np.array_equal(got, np.argwhere(a))
+    other = cl.Context(queue.context.devices)
+    with pytest.raises(ValueError, match="another OpenCL context"):
+        clnz.argwhere(dev(queue, a), context=clnz.Context(queue=cl.CommandQueue(other)))
+    with pytest.raises(TypeError, match="host array"):
+        clnz.select(dev(queue, a), a)
+    with pytest.raises(clnz.Error) as e:  # the library's own checks, on the device path too
+        clnz.select(dev(queue, a), dev(queue, a.T))
+    assert e.value.name == "CLNZ_ERROR_SHAPE_MISMATCH"
+    with pytest.raises(OverflowError, match="size"):
+        clnz.nonzero_static(dev(queue, a), 2**64)
+    assert clnz.where(dev(queue, a), 1, np.int8(0)).dtype == np.where(a, 1, np.int8(0)).dtype
+    empty = cla.empty(queue, (0, 4), np.float32)
+    assert [x.shape for x in clnz.nonzero(empty)] == [(0,), (0,)]

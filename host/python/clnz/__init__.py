@@ -1,45 +1,67 @@
-"""clnz: nonzero, count_nonzero, select and where of numpy arrays on an OpenCL
-device (any GPU, or the CPU through PoCL), over libclnz with ctypes.
+"""clnz: numpy's nonzero family on an OpenCL device (any GPU, or the CPU
+through PoCL), over libclnz with ctypes, for numpy arrays and, with
+pyopencl, for arrays that stay on the device.
 
     import numpy as np, clnz
-    a = np.random.rand(1000, 1000) > 0.9
-    clnz.nonzero(a)                  # (z, 2) int64, like torch.nonzero / np.argwhere
-    clnz.nonzero(a, as_tuple=True)   # like np.nonzero
-    clnz.count_nonzero(a, pred=("gt", 0))
-    clnz.where(a, 1.0, 0.0)
+    a = np.random.rand(1000, 1000)
+    a[clnz.nonzero(a > 0.9)]               # np.nonzero: a tuple of index arrays
+    clnz.count_nonzero(a > 0.5, axis=1)    # counted on the device
+    clnz.where(a > 0.5, a, 0)              # numpy's dtype promotion: float64
 
-Arrays go in as they are: a strided view is passed with its strides, not
-copied (only a byte-swapped array, or one whose strides are not whole
-elements, is copied first). Results are numpy arrays that own the library's
-memory, with no copy. Calls use a context on the default device (CLNZ_DEVICE,
-else the first GPU, else the first device), made on first use; pass
-context=clnz.Context("P:D") for another. Failures raise clnz.Error with the
-library's message.
+numpy / torch -> clnz (arguments as numpy's unless said):
+
+    np.nonzero(a), a.nonzero()            clnz.nonzero(a)
+    np.argwhere(a)                        clnz.argwhere(a)
+    np.flatnonzero(a)                     clnz.flatnonzero(a)
+    np.count_nonzero(a, axis, keepdims=)  clnz.count_nonzero(a, axis, keepdims=)
+    np.where(c)                           clnz.where(c)
+    np.where(c, x, y)                     clnz.where(c, x, y)
+    np.extract(c, a)                      clnz.extract(c, a)
+    a[m] (m of a's shape)                 clnz.select(a, m)
+    a[a > v], np.argwhere(a > v)          clnz.select(a, pred=("gt", v)), clnz.argwhere(a, pred=...)
+    torch.nonzero(t)                      clnz.nonzero(a, as_tuple=False)  (= clnz.argwhere)
+    torch.nonzero(t, as_tuple=True)       clnz.nonzero(a, as_tuple=True)   (0-d counts as 1-d)
+    torch.nonzero_static(t, size=S, fill_value=F)
+                                          clnz.nonzero_static(a, S, F)[0]  ([1]: the true count)
+    jnp.nonzero(a, size=S, fill_value=F)  clnz.nonzero_static(a, S, F, layout="columns")[0]
+    torch.count_nonzero(t, dim)           clnz.count_nonzero(a, dim)
+    torch.where(c), torch.where(c, x, y)  clnz.where(c), clnz.where(c, x, y)
+    torch.masked_select(x, m)             clnz.select(x, m)
+    cv2.findNonZero(img)                  clnz.argwhere(img, order="xy")
+    [np.argwhere(x) for x in a]           clnz.nonzero_batched(a): (coordinates, CSR offsets)
+    np.nonzero((a != 0).any(axis=-1))     clnz.nonzero_channels(a, "any")
+
+Every call also takes pred= (a Predicate, (op, value) or an op name: the
+elements selected are those where `a OP value` holds, default nonzero) and
+context= (a Context; default: one on CLNZ_DEVICE, else the first GPU, else
+the first device, made on first use). The nonzero calls take index=
+(int64, int32, uint32), width= (coordinates per entry) and order="xy"
+(each entry reversed). Integer arguments are checked as numpy checks them
+(operator.index: TypeError for a float or a string; OverflowError or
+ValueError, naming the argument, out of range).
+
+numpy arrays go in as they are: a strided view is passed with its strides,
+not copied (only a byte-swapped array, or one whose strides are not whole
+elements, is copied first); results are numpy arrays over the library's own
+memory. pyopencl.array.Array inputs stay on the device: results are
+pyopencl arrays on the same queue (counts too: a 0-d int64 array), chained
+by events; a result whose size is the count reads that count (8 bytes) once.
+Failures raise clnz.Error with the library's message.
 """
-import ctypes
-import threading
-import weakref
+import sys
 
 import numpy as np
 
-from . import _lib
+from . import _core, _host, _lib
+from ._core import (Context, Device, Error, Predicate, default_context,  # noqa: F401
+                    devices)
 
 __version__ = "0.2.0"
-__all__ = ["Error", "Context", "Predicate", "devices", "default_context", "nonzero", "argwhere",
-           "flatnonzero", "nonzero_static", "count_nonzero", "select", "where", "library_version",
-           "library_path"]
+__all__ = ["Error", "Context", "Device", "Predicate", "devices", "default_context", "nonzero",
+           "argwhere", "flatnonzero", "nonzero_static", "nonzero_batched", "nonzero_channels",
+           "count_nonzero", "select", "extract", "where", "library_version", "library_path"]
 
-_L = _lib.load()
-
-
-class Error(RuntimeError):
-    """A failed clnz call: `status` is the library's code (OpenCL's own codes
-    pass through), `name` its constant's name."""
-
-    def __init__(self, status, message):
-        self.status = status
-        self.name = _L.clnz_status_string(status).decode().split(":")[0]
-        super().__init__(f"clnz: {message}" if message else f"clnz: {self.name}")
+_L = _core.L
 
 
 def library_version():
@@ -48,308 +70,219 @@ def library_version():
 
 
 def library_path():
-    """How this module found libclnz: CLNZ_LIBRARY's path, the path from
-    pkg-config, or the name the loader resolved."""
+    """How this module found libclnz: CLNZ_LIBRARY's path, the copy that
+    pip built into the package, the path from pkg-config, or the name the
+    loader resolved."""
     return _L._name
 
 
-# ---- devices and contexts -------------------------------------------------
-class Device:
-    """One OpenCL device as `clnz devices` lists it."""
-
-    def __init__(self, info):
-        self.selector = f"{info.platform}:{info.device}"
-        self.is_default = bool(info.is_default)
-        self.platform_name = info.platform_name.decode(errors="replace")
-        self.name = info.device_name.decode(errors="replace")
-        self.type = info.device_type.decode()
-        self.version = info.version.decode(errors="replace")
-        self.global_mem_size = info.global_mem_size
-        self.max_alloc_size = info.max_alloc_size
-
-    def __repr__(self):
-        return f"<clnz.Device {self.selector} {self.type} {self.name!r} [{self.platform_name}]>"
+# ---- host or device -----------------------------------------------------------
+def _is_device(a):
+    m = sys.modules.get("pyopencl.array")  # only a program that made one has it loaded
+    return m is not None and isinstance(a, m.Array)
 
 
-def devices():
-    """Every OpenCL device, in `clnz devices`' order."""
-    count = ctypes.c_int()
-    st = _L.clnz_list_devices(None, 0, ctypes.byref(count))
-    if st:
-        raise Error(st, "")
-    infos = (_lib.DeviceInfo * max(count.value, 1))()
-    st = _L.clnz_list_devices(infos, count.value, ctypes.byref(count))
-    if st:
-        raise Error(st, "")
-    return [Device(infos[i]) for i in range(count.value)]
+def _backend(context, *args):
+    """The half that runs a call (_device as soon as one argument is a
+    pyopencl array) and its clnz context."""
+    on_device = [a for a in args if _is_device(a)]
+    if not on_device:
+        return _host, context or default_context()
+    from . import _device
+    return _device, _device.context_for(context, on_device)
 
 
-class Context:
-    """A clnz context on one device: "P:D" as `clnz devices` lists it, or None
-    for CLNZ_DEVICE, else the first GPU, else the first device. Programs it
-    compiles are cached on disk. close() (or a with block) releases it now;
-    otherwise it goes with the object. One context may serve several threads
-    (its calls then take turns); a context each runs them in parallel."""
-
-    def __init__(self, device=None):
-        handle, msg = ctypes.c_void_p(), ctypes.create_string_buffer(512)
-        sel = device.encode() if device is not None else None
-        st = _L.clnz_context_create(sel, ctypes.byref(handle), msg, len(msg))
-        if st:
-            raise Error(st, msg.value.decode(errors="replace"))
-        self._handle = handle.value
-        self._selector = device
-        self._release = weakref.finalize(self, _L.clnz_context_release, handle.value)
-
-    @property
-    def device(self):
-        """The Device this context runs on."""
-        for d in devices():
-            if (d.selector == self._selector) if self._selector else d.is_default:
-                return d
-        return None
-
-    def close(self):
-        self._release()
-        self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __repr__(self):
-        return f"<clnz.Context on {self.device!r}>" if self._handle else "<clnz.Context closed>"
-
-    def _check(self, status):
-        if status:
-            raise Error(status, _L.clnz_context_message(self._handle).decode(errors="replace"))
-
-    def _h(self):
-        if self._handle is None:
-            raise ValueError("clnz: this context is closed")
-        return self._handle
+def _on(be, ctx, v, what):
+    """An array argument where the call runs: a numpy 0-d array or scalar is
+    uploaded for a device call (a few bytes); a larger host array is not."""
+    if be is _host or v is None or _is_device(v) or _core.is_scalar(v):
+        return v
+    if np.ndim(v) == 0:
+        return be.upload(ctx, v)
+    raise TypeError(f"clnz: {what} is a host array in a call on pyopencl arrays: put it on the "
+                    f"device first (pyopencl.array.to_device)")
 
 
-_default = None
-_default_lock = threading.Lock()
+def _host_int(v):
+    """An int from a host count, or from a device array of one (a read)."""
+    return int(v.get().reshape(-1)[0] if _is_device(v) else np.reshape(v, -1)[0])
 
 
-def default_context():
-    """The context the calls use when given none, made on first use."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Context()
-        return _default
+def _form(as_tuple, layout):
+    """numpy's tuple, torch's tuple, or an array in a layout."""
+    if as_tuple not in (None, True, False):
+        raise TypeError(f"clnz: as_tuple must be True, False or None, not {as_tuple!r}")
+    if layout is not None:
+        if as_tuple:
+            raise ValueError("clnz: as_tuple=True returns a tuple: it takes no layout")
+        return layout
+    return {None: "numpy", True: "torch", False: "rows"}[as_tuple]
 
 
-# ---- arguments --------------------------------------------------------------
-class Predicate:
-    """x OP value for op in nonzero, eq, ne, lt, le, gt, ge, compared the way
-    numpy compares an array with a Python scalar. A call's `pred` may also be
-    a tuple (op, value) or just "nonzero"."""
-
-    def __init__(self, op, value=0):
-        if op not in _lib.OPS:
-            raise ValueError(f"clnz: unknown predicate {op!r} (one of {', '.join(_lib.OPS)})")
-        self.op, self.value = op, value
-        self._c = _lib.Predicate(_lib.OPS[op], _value(value, "predicate value"))
-
-    def __repr__(self):
-        return f"clnz.Predicate({self.op!r}, {self.value!r})"
-
-
-def _value(v, what):
-    """The library's scalar of a Python or numpy scalar: ints exactly, floats
-    as float64."""
-    if isinstance(v, (bool, np.bool_, int, np.integer)):
-        v = int(v)
-        if -(1 << 63) <= v < (1 << 63):
-            return _lib.Scalar(_lib.VALUE_INT, _lib.Value(i=v))
-        if v < (1 << 64):
-            return _lib.Scalar(_lib.VALUE_UINT, _lib.Value(u=v))
-        raise ValueError(f"clnz: {what} {v} does not fit in 64 bits")
-    if isinstance(v, (float, np.floating)):
-        return _lib.Scalar(_lib.VALUE_FLOAT, _lib.Value(f=float(v)))
-    raise TypeError(f"clnz: {what} must be an int or a float, not {type(v).__name__}")
-
-
-def _predicate(p):
-    """The library's predicate for a call's `pred` (None: nonzero)."""
-    if p is None:
-        return _lib.Predicate(_lib.OPS["nonzero"], _lib.Scalar())
-    if isinstance(p, str):
-        p = Predicate(p)
-    elif isinstance(p, tuple):
-        p = Predicate(*p)
-    elif not isinstance(p, Predicate):
-        raise TypeError(f"clnz: pred must be a Predicate, (op, value) or an op name, "
-                        f"not {type(p).__name__}")
-    return p._c
-
-
-class _Input:
-    """A numpy array as the library's tensor: shape, strides in elements, and
-    the address of logical element 0. Holds what the call needs alive."""
-
-    def __init__(self, a, what):
-        a = np.asarray(a)
-        if a.dtype.name not in _lib.DTYPES or a.dtype.fields is not None:
-            raise TypeError(f"clnz: {what}: unsupported dtype {a.dtype} "
-                            f"(one of {', '.join(_lib.DTYPES)})")
-        if not a.dtype.isnative:
-            a = a.astype(a.dtype.newbyteorder("="))
-        if any(s % a.itemsize for s in a.strides):
-            a = np.ascontiguousarray(a)
-        self.array = a
-        n = max(a.ndim, 1)
-        self._shape = (ctypes.c_int64 * n)(*a.shape)
-        self._strides = (ctypes.c_int64 * n)(*(s // a.itemsize for s in a.strides))
-        self.tensor = _lib.Tensor(_lib.DTYPES.index(a.dtype.name), a.ndim, self._shape,
-                                  self._strides)
-        self.data = ctypes.c_void_p(a.ctypes.data)
-
-
-def _adopt(ptr, dtype, shape, free):
-    """A numpy array over memory the library malloc'd; `free` runs when the
-    last view of it goes."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if not ptr or nbytes == 0:
-        free()
-        return np.empty(shape, dtype)
-    buf = (ctypes.c_char * nbytes).from_address(ptr)
-    weakref.finalize(buf, free)
-    return np.frombuffer(buf, dtype).reshape(shape)
-
-
-def _index_type(index):
-    name = np.dtype(index).name
-    if name not in _lib.INDEX_TYPES:
-        raise ValueError(f"clnz: index type {name} (one of {', '.join(_lib.INDEX_TYPES)})")
-    return _lib.INDEX_TYPES[name]
-
-
-def _choice(table, value, what):
-    if value not in table:
-        raise ValueError(f"clnz: unknown {what} {value!r} (one of {', '.join(table)})")
-    return table[value]
-
-
-# ---- nonzero ----------------------------------------------------------------
-_INDEX_DTYPES = {0: np.int64, 1: np.int32, 2: np.uint32}
-
-
-def _nonzero(a, layout, index, width, order, pred, size, fill_value, context):
-    ctx = context or default_context()
-    src = _Input(a, "input")
-    opts = _lib.NonzeroOptions()
-    _L.clnz_nonzero_options_init(ctypes.byref(opts))
-    opts.layout = _choice(_lib.LAYOUTS, layout, "layout")
-    opts.order = _choice(_lib.ORDERS, order, "order")
-    opts.index_type = _index_type(index)
-    opts.width = 0 if width is None else int(width)
-    if size is not None:
-        if int(size) < 0:
-            raise ValueError(f"clnz: size must be >= 0, not {size}")
-        opts.has_size, opts.size, opts.fill = 1, int(size), int(fill_value)
-    res = _lib.Result()
-    ctx._check(_L.clnz_nonzero(ctx._h(), ctypes.byref(src.tensor), src.data,
-                               ctypes.byref(_predicate(pred)), ctypes.byref(opts),
-                               ctypes.byref(res)))
-    shape = tuple(res.shape[i] for i in range(res.ndim))
-    out = _adopt(res.indices, _INDEX_DTYPES[res.index_type], shape,
-                 lambda r=res: _L.clnz_result_free(ctypes.byref(r)))
-    return out, res.count
-
-
-def nonzero(a, as_tuple=False, layout="rows", index="int64", width=None, order="rc", pred=None,
-            context=None):
-    """The coordinates of the selected elements (pred, default nonzero), in C
-    order: rows (z, ndim) like torch.nonzero; layout="columns" (ndim, z);
-    layout="flat" (z,) flat indices; as_tuple=True a tuple of ndim 1-D arrays
-    like np.nonzero (a 0-d array counts as 1-d there, as in torch). index:
-    int64, int32 or uint32; width: coordinates per entry (>= the rank without
-    leading 1s; extra leading columns are 0); order="xy" reverses each entry
-    ((x, y) = (column, row), cv::findNonZero)."""
-    if as_tuple:
-        cols, _ = _nonzero(a, "columns", index, width, order, pred, None, -1, context)
+def _coordinates(a, rule, as_tuple, layout, index, width, order, pred, context):
+    """nonzero and nonzero_channels: the form, then one call."""
+    form = _form(as_tuple, layout)
+    be, ctx = _backend(context, a)
+    p = _core.predicate(pred)
+    if form == "numpy" and np.ndim(a) == (0 if rule is None else 1):
+        raise ValueError("clnz: calling nonzero on 0d arrays is not allowed (as numpy >= 2.1): "
+                         "use clnz.nonzero(np.atleast_1d(a)), or as_tuple=True as torch does")
+    if form in ("numpy", "torch"):
+        cols, _ = be.nonzero(ctx, a, p, _core.options("columns", index, width, order), rule)
         return tuple(cols[i] for i in range(cols.shape[0]))
-    return _nonzero(a, layout, index, width, order, pred, None, -1, context)[0]
+    return be.nonzero(ctx, a, p, _core.options(form, index, width, order), rule)[0]
 
 
-def argwhere(a, pred=None, context=None):
-    """np.argwhere: (z, ndim) int64."""
-    return nonzero(a, pred=pred, context=context)
+# ---- nonzero ------------------------------------------------------------------
+def nonzero(a, as_tuple=None, layout=None, index="int64", width=None, order="rc", pred=None,
+            context=None):
+    """numpy.nonzero: a tuple of ndim index arrays (a 0-d input is an error,
+    as in numpy >= 2.1). torch's forms, named: as_tuple=False the (z, ndim)
+    array of torch.nonzero (np.argwhere), as_tuple=True torch's tuple (a 0-d
+    input counts as 1-d). layout="rows" (z, width), "columns" (width, z) or
+    "flat" (z,) returns that array. width: coordinates per entry (>= the rank
+    without leading 1s; the extra leading ones are 0); order="xy" reverses
+    each entry ((x, y) = (column, row), cv::findNonZero). Until clnz 0.2 the
+    default was the (z, ndim) array: pass as_tuple=False for it."""
+    return _coordinates(a, None, as_tuple, layout, index, width, order, pred, context)
 
 
-def flatnonzero(a, pred=None, context=None):
-    """np.flatnonzero: flat C-order indices of the selected elements, int64."""
-    return nonzero(a, layout="flat", pred=pred, context=context)
+def argwhere(a, index="int64", width=None, order="rc", pred=None, context=None):
+    """np.argwhere: (z, ndim) coordinates in C order."""
+    return nonzero(a, False, None, index, width, order, pred, context)
+
+
+def flatnonzero(a, index="int64", pred=None, context=None):
+    """np.flatnonzero: flat C-order indices of the selected elements."""
+    return nonzero(a, None, "flat", index, None, "rc", pred, context)
 
 
 def nonzero_static(a, size, fill_value=-1, layout="rows", index="int64", width=None, order="rc",
                    pred=None, context=None):
     """torch.nonzero_static: exactly `size` entries, the first min(z, size)
-    real and the rest fill_value; returns (entries, z) with the true count z."""
-    return _nonzero(a, layout, index, width, order, pred, size, fill_value, context)
+    real and the rest fill_value; returns (entries, z) with the true count z
+    (on the device, as a 0-d array, for a pyopencl input: nothing is read)."""
+    be, ctx = _backend(context, a)
+    opts = _core.options(layout, index, width, order, size, fill_value)
+    return be.nonzero(ctx, a, _core.predicate(pred), opts)
 
 
-# ---- count, select, where ---------------------------------------------------
-def count_nonzero(a, pred=None, context=None):
-    """The number of selected elements (np.count_nonzero with no axis)."""
-    ctx = context or default_context()
-    src = _Input(a, "input")
-    count = ctypes.c_int64()
-    ctx._check(_L.clnz_count(ctx._h(), ctypes.byref(src.tensor), src.data,
-                             ctypes.byref(_predicate(pred)), ctypes.byref(count)))
-    return count.value
+def nonzero_batched(a, pred=None, index="int64", order="rc", context=None):
+    """Dimension 0 is a batch: (coordinates, offsets) as CSR, item b's
+    entries coordinates[offsets[b]:offsets[b + 1]], each the coordinates of
+    the other ndim - 1 dimensions (np.argwhere of each item, concatenated);
+    offsets int64 (B + 1,), offsets[B] the total. One pipeline for the whole
+    batch."""
+    be, ctx = _backend(context, a)
+    return be.batched(ctx, a, _core.predicate(pred), _core.options("rows", index, None, order))
 
 
-def _from_array(out):
-    shape = tuple(out.shape[i] for i in range(out.rank))
-    return _adopt(out.data, np.dtype(_lib.DTYPES[out.dtype]), shape,
-                  lambda o=out: _L.clnz_array_free(ctypes.byref(o)))
+def nonzero_channels(a, rule="any", as_tuple=None, layout=None, index="int64", width=None,
+                     order="rc", pred=None, context=None):
+    """nonzero over pixels: the last dimension holds each pixel's channels,
+    and a pixel is selected when pred holds on any (rule="any") or all
+    (rule="all") of them: np.nonzero(pred(a).any(axis=-1)), or .all(...).
+    The forms and options are nonzero's."""
+    r = _core.choice(_lib.CHANNEL_RULES, rule, "channel rule")
+    return _coordinates(a, r, as_tuple, layout, index, width, order, pred, context)
 
 
+# ---- count --------------------------------------------------------------------
+def count_nonzero(a, axis=None, *, keepdims=False, pred=None, context=None):
+    """np.count_nonzero: the count of selected elements (an int), or with
+    axis (an int or a tuple, negative from the end) the counts along those
+    axes (int64), counted on the device; keepdims keeps the counted axes as
+    1s. For a pyopencl input every count stays on the device (an int64
+    pyopencl array, 0-d for axis=None). Until clnz 0.2 the second argument
+    was pred: pass pred= by name."""
+    be, ctx = _backend(context, a)
+    p = _core.predicate(pred)
+    ndim, shape = np.ndim(a), np.shape(a)
+    counted = tuple(range(ndim)) if axis is None else _core.axes(axis, ndim)
+    if len(counted) < ndim:
+        counts = be.count_axes(ctx, a, counted, p)
+    else:
+        n = be.count(ctx, a, p)
+        counts = n if axis is None or be is not _host else np.intp(n)
+        if not keepdims:
+            return counts
+        if be is _host:
+            counts = np.asarray(counts, np.intp)
+    if keepdims:
+        counts = counts.reshape(tuple(1 if d in counted else shape[d] for d in range(ndim)))
+    return counts[()] if be is _host and counts.ndim == 0 else counts  # numpy's 0-d: a scalar
+
+
+# ---- select, extract, where -------------------------------------------------
 def select(x, mask=None, pred=None, context=None):
     """The values of x where pred (default nonzero) holds on mask (an array of
     x's shape, any dtype) or on x itself, in C order: x[mask != 0],
-    np.extract, torch.masked_select. 1-D, x's dtype."""
-    ctx = context or default_context()
-    src = _Input(x, "x")
-    m = _Input(mask, "mask") if mask is not None else None
-    out = _lib.Array()
-    ctx._check(_L.clnz_select(ctx._h(), ctypes.byref(src.tensor), src.data,
-                              ctypes.byref(m.tensor) if m else None, m.data if m else None,
-                              ctypes.byref(_predicate(pred)), ctypes.byref(out)))
-    return _from_array(out)
+    torch.masked_select(x, mask). 1-D, x's dtype. (np.extract takes the
+    condition first: clnz.extract.)"""
+    be, ctx = _backend(context, x, mask)
+    return be.select(ctx, x, _on(be, ctx, mask, "mask"), _core.predicate(pred))
 
 
-def _operand(v, what):
-    """An array (numpy scalars count as 0-d arrays: they have a dtype) or a
-    Python int or float."""
-    # np.float64 is a Python float too: check for numpy's scalars first
-    if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
-        return _lib.Operand(None, _value(v, what)), None
-    src = _Input(v, what)
-    return _lib.Operand(ctypes.pointer(src.tensor), _lib.Scalar()), src
+def extract(condition, arr, pred=None, context=None):
+    """np.extract: the elements of arr where condition is nonzero (or pred
+    holds on it), both taken flat in C order; a condition of arr's shape is
+    read where it lies. Like numpy, a shorter condition covers the first
+    elements of arr, and a longer one must select nothing past arr's end
+    (IndexError)."""
+    be, ctx = _backend(context, condition, arr)
+    if be is _host:
+        condition, arr = np.asarray(condition), np.asarray(arr)
+    condition = _on(be, ctx, condition, "condition")
+    p = _core.predicate(pred)
+    if tuple(condition.shape) == tuple(arr.shape):
+        return be.select(ctx, arr, condition, p)
+    c, v = be.ravel(ctx, condition), be.ravel(ctx, arr)
+    if c.size > v.size:
+        past = c[v.size:]
+        if _host_int(count_nonzero(past, pred=pred, context=ctx)):  # numpy's error, its words
+            first = _host_int(flatnonzero(past, pred=pred, context=ctx)[:1])
+            raise IndexError(f"index {first + v.size} is out of bounds for axis 0 with size "
+                             f"{v.size}")
+        c = c[:v.size]
+    return be.select(ctx, v[:c.size], c, p)
 
 
-def where(cond, x, y, pred=None, context=None):
-    """x where pred (default nonzero) holds on cond, else y, with numpy's
-    broadcasting. x and y: arrays of one dtype, or Python scalars: with one
-    scalar the result has the array's dtype (the scalar must fit it exactly),
-    with two it is float64 if either is a float, else int64 (torch.where)."""
-    ctx = context or default_context()
-    c = _Input(cond, "cond")
-    xo, xs = _operand(x, "x")
-    yo, ys = _operand(y, "y")
-    out = _lib.Array()
-    ctx._check(_L.clnz_where(ctx._h(), ctypes.byref(c.tensor), c.data,
-                             ctypes.byref(_predicate(pred)), ctypes.byref(xo),
-                             xs.data if xs else None, ctypes.byref(yo), ys.data if ys else None,
-                             ctypes.byref(out)))
-    return _from_array(out)
+def _result_dtype(be, x, y):
+    """np.result_type of where's two values. A pyopencl array promotes by its
+    dtype alone (its values stay on the device); numpy applies its own rules
+    to host arrays, numpy scalars and Python scalars."""
+    def proxy(v):
+        return np.empty(1, v.dtype) if _is_device(v) else v if _core.is_scalar(v) else \
+            np.asarray(v)
+    dt = np.result_type(proxy(x), proxy(y))
+    _core.dtype_index(dt, "where's result")
+    return dt
+
+
+def _promote(be, ctx, x, y):
+    """x and y cast to numpy's result dtype. A Python scalar stays one (the
+    library writes it in the other operand's dtype), except where two
+    scalars would give the library's int64/float64 and numpy another dtype
+    (two bools: bool): then x becomes a 0-d array of that dtype."""
+    dt = _result_dtype(be, x, y)
+    if _core.is_scalar(x) and _core.is_scalar(y):
+        natural = np.float64 if isinstance(x, float) or isinstance(y, float) else np.int64
+        if dt != natural:
+            x = _on(be, ctx, np.asarray(x, dt), "x")
+        return x, y
+    return tuple(v if _core.is_scalar(v) else be.cast(ctx, _on(be, ctx, v, what), dt)
+                 for v, what in ((x, "x"), (y, "y")))
+
+
+def where(condition, x=None, y=None, pred=None, context=None):
+    """np.where. With one argument: np.nonzero(condition) (pred as nonzero's).
+    With three: x where pred (default nonzero) holds on condition, else y,
+    broadcast as numpy does, in numpy's result dtype (np.result_type(x, y):
+    arrays are cast, Python scalars written in it exactly)."""
+    if x is None and y is None:
+        return nonzero(condition, pred=pred, context=context)
+    if x is None or y is None:
+        raise ValueError("clnz: either both or neither of x and y should be given")
+    be, ctx = _backend(context, condition, x, y)
+    x, y = _promote(be, ctx, x, y)
+    return be.where(ctx, _on(be, ctx, condition, "condition"), x, y, _core.predicate(pred))

@@ -11,14 +11,12 @@ VERSION = (0, 2)
 SOVERSION = "0.2"
 MAX_RANK = 32
 
-# clnz_dtype, in the header's order
-DTYPES = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
-          "float16", "float32", "float64"]
 OPS = {"nonzero": 0, "eq": 1, "ne": 2, "lt": 3, "le": 4, "gt": 5, "ge": 6}
 VALUE_INT, VALUE_UINT, VALUE_FLOAT = 0, 1, 2
 LAYOUTS = {"rows": 0, "columns": 1, "flat": 2}
 INDEX_TYPES = {"int64": 0, "int32": 1, "uint32": 2}
 ORDERS = {"rc": 0, "xy": 1}
+CHANNEL_RULES = {"any": 0, "all": 1}
 
 c_int64_p = ctypes.POINTER(ctypes.c_int64)
 
@@ -81,11 +79,18 @@ def _pkg_config_libdir():
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
+def bundled():
+    """The libclnz that `pip install .` built into the package when it found
+    no installed one (setup.py), or None."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"libclnz.so.{SOVERSION}")
+    return path if os.path.exists(path) else None
+
+
 def _candidates():
     env = os.environ.get("CLNZ_LIBRARY")
     if env:  # the user's choice is the only one tried: a wrong path is an error, not a fallback
         return [env]
-    names = [f"libclnz.so.{SOVERSION}"]
+    names = [p for p in [bundled()] if p] + [f"libclnz.so.{SOVERSION}"]
     libdir = _pkg_config_libdir()
     if libdir:
         names.append(os.path.join(libdir, f"libclnz.so.{SOVERSION}"))
@@ -113,19 +118,36 @@ def load():
                       ". Install it (make install) or set CLNZ_LIBRARY to libclnz.so's path.")
 
 
+def dtypes(lib):
+    """numpy's names of the library's dtypes, in clnz_dtype's order, from
+    clnz_dtype_numpy (the library's one table)."""
+    names = []
+    while lib.clnz_dtype_numpy(len(names)):
+        names.append(lib.clnz_dtype_numpy(len(names)).decode())
+    return names
+
+
 def _declare(lib):
     P, c_int, c_void_p, c_char_p = ctypes.POINTER, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
-    ctx = c_void_p
+    c_size_t, c_uint64, c_uint = ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint
+    ctx = mem = c_void_p
+    # the OpenCL triple closing every enqueue call: num_events, wait_list, out_event
+    triple = [c_uint, P(c_void_p), P(c_void_p)]
     protos = {
         "clnz_version_string": (c_char_p, []),
         "clnz_version_number": (c_int, []),
         "clnz_status_string": (c_char_p, [c_int]),
-        "clnz_context_create": (c_int, [c_char_p, P(c_void_p), c_char_p, ctypes.c_size_t]),
+        "clnz_dtype_numpy": (c_char_p, [c_int]),
+        "clnz_context_create": (c_int, [c_char_p, P(c_void_p), c_char_p, c_size_t]),
+        "clnz_context_wrap": (c_int, [c_void_p, c_void_p, P(c_void_p), c_char_p, c_size_t]),
         "clnz_context_release": (None, [ctx]),
         "clnz_context_message": (c_char_p, [ctx]),
         "clnz_context_device": (c_void_p, [ctx]),
+        "clnz_context_cl_context": (c_void_p, [ctx]),
+        "clnz_context_queue": (c_void_p, [ctx]),
         "clnz_list_devices": (c_int, [P(DeviceInfo), c_int, P(c_int)]),
         "clnz_nonzero_options_init": (None, [P(NonzeroOptions)]),
+        "clnz_nonzero_width": (c_int, [P(NonzeroOptions), c_int]),
         "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(NonzeroOptions),
                                  P(Result)]),
         "clnz_result_free": (None, [P(Result)]),
@@ -135,6 +157,32 @@ def _declare(lib):
         "clnz_where": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(Operand), c_void_p,
                                P(Operand), c_void_p, P(Array)]),
         "clnz_array_free": (None, [P(Array)]),
+        "clnz_nonzero_batched": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate),
+                                         P(NonzeroOptions), P(Result), P(Array)]),
+        "clnz_nonzero_channels": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), c_int,
+                                          P(NonzeroOptions), P(Result)]),
+        # device-resident calls: buffers are cl_mem handles, offsets in bytes
+        "clnz_nonzero_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                         P(NonzeroOptions), mem, c_size_t, c_uint64, mem,
+                                         c_size_t] + triple),
+        "clnz_count_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate), mem,
+                                       c_size_t] + triple),
+        "clnz_mask_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate), c_int, mem,
+                                      c_size_t] + triple),
+        "clnz_select_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Tensor), mem, c_size_t,
+                                        P(Predicate), mem, c_size_t, c_uint64, mem,
+                                        c_size_t] + triple),
+        "clnz_where_result": (c_int, [ctx, P(Tensor), P(Operand), P(Operand), P(c_int), P(c_int),
+                                      c_int64_p]),
+        "clnz_where_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate), P(Operand),
+                                       mem, c_size_t, P(Operand), mem, c_size_t, mem,
+                                       c_size_t] + triple),
+        "clnz_nonzero_batched_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                                 P(NonzeroOptions), mem, c_size_t, c_uint64, mem,
+                                                 c_size_t] + triple),
+        "clnz_nonzero_channels_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                                  c_int, P(NonzeroOptions), mem, c_size_t,
+                                                  c_uint64, mem, c_size_t] + triple),
     }
     for name, (res, args) in protos.items():
         f = getattr(lib, name)

@@ -1,0 +1,343 @@
+"""_core.py: what the host (numpy) and the device (pyopencl) halves of the
+module share: the loaded library, its dtype table, errors, devices and
+contexts, predicates, the checks of every integer argument, nonzero's
+options, and tensor views (shape and strides in elements)."""
+import ctypes
+import operator
+import threading
+import weakref
+
+import numpy as np
+
+from . import _lib
+
+L = _lib.load()
+
+# numpy's dtypes in clnz_dtype's order, from the library's own table
+DTYPES = [np.dtype(s) for s in _lib.dtypes(L)]
+_DTYPE_INDEX = {dt: i for i, dt in enumerate(DTYPES)}
+INDEX_DTYPES = {0: np.dtype(np.int64), 1: np.dtype(np.int32), 2: np.dtype(np.uint32)}
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+C_INT_MAX = (1 << 31) - 1
+AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
+
+
+class Error(RuntimeError):
+    """A failed clnz call: `status` is the library's code (OpenCL's own codes
+    pass through), `name` its constant's name."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.name = L.clnz_status_string(status).decode().split(":")[0]
+        super().__init__(f"clnz: {message}" if message else f"clnz: {self.name}")
+
+
+def dtype_index(dtype, what):
+    """clnz_dtype of a numpy dtype in native byte order; TypeError otherwise."""
+    i = _DTYPE_INDEX.get(np.dtype(dtype)) if np.dtype(dtype).fields is None else None
+    if i is None:
+        raise TypeError(f"clnz: {what}: unsupported dtype {dtype} "
+                        f"(one of {', '.join(dt.name for dt in DTYPES)})")
+    return i
+
+
+# ---- integer arguments --------------------------------------------------------
+def integer(v, name, lo, hi, c_lo=INT64_MIN, c_hi=INT64_MAX):
+    """v as an int the way numpy takes one (operator.index: no floats, no
+    strings): TypeError for a non-integer, OverflowError outside the C type's
+    range [c_lo, c_hi], ValueError outside the valid one [lo, hi]."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"clnz: {name} must be an integer, not {type(v).__name__}") from None
+    if not c_lo <= i <= c_hi:
+        raise OverflowError(f"clnz: {name}={i} does not fit the library's argument "
+                            f"(from {c_lo} to {c_hi})")
+    if not lo <= i <= hi:
+        raise ValueError(f"clnz: {name}={i} is out of range (from {lo} to {hi})")
+    return i
+
+
+def axes(axis, ndim):
+    """numpy's normalisation of an axis argument (int or tuple, negative
+    from the end) into a sorted tuple: AxisError out of range, ValueError for
+    a repeated axis, TypeError for a non-integer."""
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in items:
+        i = integer(a, "axis", INT64_MIN, INT64_MAX)
+        if not -ndim <= i < ndim:
+            raise AxisError(i, ndim)
+        out.append(i % ndim if ndim else i)
+    if len(set(out)) != len(out):
+        raise ValueError("clnz: repeated axis in 'axis'")
+    return tuple(sorted(out))
+
+
+def choice(table, value, what):
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"clnz: unknown {what} {value!r} (one of {', '.join(table)})")
+    return table[value]
+
+
+def index_type(index):
+    name = np.dtype(index).name
+    if name not in _lib.INDEX_TYPES:
+        raise ValueError(f"clnz: index type {name} (one of {', '.join(_lib.INDEX_TYPES)})")
+    return _lib.INDEX_TYPES[name]
+
+
+def options(layout="rows", index="int64", width=None, order="rc", size=None, fill_value=-1):
+    """clnz_nonzero_options from the Python arguments, every one checked."""
+    opts = _lib.NonzeroOptions()
+    L.clnz_nonzero_options_init(ctypes.byref(opts))
+    opts.layout = choice(_lib.LAYOUTS, layout, "layout")
+    opts.order = choice(_lib.ORDERS, order, "order")
+    opts.index_type = index_type(index)
+    if width is not None:
+        opts.width = integer(width, "width", 0, C_INT_MAX, -C_INT_MAX - 1, C_INT_MAX)
+    if size is not None:
+        opts.has_size = 1
+        opts.size = integer(size, "size", 0, INT64_MAX)
+        opts.fill = integer(fill_value, "fill_value", INT64_MIN, INT64_MAX)
+    return opts
+
+
+# ---- scalars and predicates ---------------------------------------------------
+class Predicate:
+    """x OP value for op in nonzero, eq, ne, lt, le, gt, ge, compared the way
+    numpy compares an array with a Python scalar. A call's `pred` may also be
+    a tuple (op, value) or just "nonzero"."""
+
+    def __init__(self, op, value=0):
+        if not isinstance(op, str) or op not in _lib.OPS:
+            raise ValueError(f"clnz: unknown predicate {op!r} (one of {', '.join(_lib.OPS)})")
+        self.op, self.value = op, value
+        self._c = _lib.Predicate(_lib.OPS[op], scalar(value, "predicate value"))
+
+    def __repr__(self):
+        return f"clnz.Predicate({self.op!r}, {self.value!r})"
+
+
+def is_scalar(v):
+    """A Python int, float or bool. numpy's scalars are not: they have a
+    dtype, like 0-d arrays (np.float64 is a Python float too, hence the
+    second test)."""
+    return isinstance(v, (bool, int, float)) and not isinstance(v, np.generic)
+
+
+def scalar(v, what):
+    """The library's scalar of a Python or numpy scalar: ints exactly, floats
+    as float64."""
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
+        v = int(v)
+        if INT64_MIN <= v <= INT64_MAX:
+            return _lib.Scalar(_lib.VALUE_INT, _lib.Value(i=v))
+        if v < (1 << 64):
+            return _lib.Scalar(_lib.VALUE_UINT, _lib.Value(u=v))
+        raise ValueError(f"clnz: {what} {v} does not fit in 64 bits")
+    if isinstance(v, (float, np.floating)):
+        return _lib.Scalar(_lib.VALUE_FLOAT, _lib.Value(f=float(v)))
+    raise TypeError(f"clnz: {what} must be an int or a float, not {type(v).__name__}")
+
+
+def predicate(p):
+    """The library's predicate for a call's `pred` (None: nonzero)."""
+    if p is None:
+        return _lib.Predicate(_lib.OPS["nonzero"], _lib.Scalar())
+    if isinstance(p, str):
+        p = Predicate(p)
+    elif isinstance(p, tuple):
+        p = Predicate(*p)
+    elif not isinstance(p, Predicate):
+        raise TypeError(f"clnz: pred must be a Predicate, (op, value) or an op name, "
+                        f"not {type(p).__name__}")
+    return p._c
+
+
+# ---- tensors --------------------------------------------------------------------
+class View:
+    """A clnz_tensor: dtype, shape and strides in elements. The pointers it
+    hands the library live as long as the view."""
+
+    def __init__(self, dtype, shape, strides):
+        self.dtype = np.dtype(dtype)
+        self.shape, self.strides = tuple(shape), tuple(strides)
+        n = max(len(self.shape), 1)
+        self._shape = (ctypes.c_int64 * n)(*self.shape)
+        self._strides = (ctypes.c_int64 * n)(*self.strides)
+        self.tensor = _lib.Tensor(dtype_index(self.dtype, "input"), len(self.shape), self._shape,
+                                  self._strides)
+
+    def ref(self):
+        return ctypes.byref(self.tensor)
+
+
+def merge(shape, strides):
+    """One (extent, stride) for consecutive dimensions that one stride walks
+    in C order, or None where that needs a copy."""
+    extent = int(np.prod(shape, dtype=np.int64))
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if extent == 0 or not dims:
+        return extent, 0
+    if any(s0 != s1 * n1 for (_, s0), (n1, s1) in zip(dims, dims[1:])):
+        return None
+    return extent, dims[-1][1]
+
+
+def batches_of(shape, strides, counted):
+    """count_nonzero over the axes `counted` as one batched nonzero: the kept
+    dimensions first, merged into the batch dimension, then the counted
+    ones, merged where their strides allow (fewer coordinates to write).
+    Returns (shape, strides) of that view, or None when the kept dimensions
+    cannot be merged without a copy."""
+    kept = [d for d in range(len(shape)) if d not in counted]
+    if 0 in shape:  # no element to read: any strides do (numpy's of an empty array vary)
+        strides = [0] * len(shape)
+    batch = merge([shape[d] for d in kept], [strides[d] for d in kept])
+    if batch is None:
+        return None
+    cshape, cstrides = [shape[d] for d in counted], [strides[d] for d in counted]
+    item = merge(cshape, cstrides)
+    if item is not None and counted:
+        cshape, cstrides = [item[0]], [item[1]]
+    return (batch[0], *cshape), (batch[1], *cstrides)
+
+
+def batch_index(shape):
+    """The narrowest index type that holds every coordinate of an item: the
+    batched call writes coordinates that count_nonzero then drops."""
+    return "int32" if max(shape[1:], default=0) <= C_INT_MAX else "int64"
+
+
+# ---- devices and contexts -------------------------------------------------
+class Device:
+    """One OpenCL device as `clnz devices` lists it."""
+
+    def __init__(self, info):
+        self.selector = f"{info.platform}:{info.device}"
+        self.is_default = bool(info.is_default)
+        self.platform_name = info.platform_name.decode(errors="replace")
+        self.name = info.device_name.decode(errors="replace")
+        self.type = info.device_type.decode()
+        self.version = info.version.decode(errors="replace")
+        self.global_mem_size = info.global_mem_size
+        self.max_alloc_size = info.max_alloc_size
+        self.why_default = info.why_default.decode(errors="replace")  # "" unless the default
+
+    def __repr__(self):
+        return f"<clnz.Device {self.selector} {self.type} {self.name!r} [{self.platform_name}]>"
+
+
+def devices():
+    """Every OpenCL device, in `clnz devices`' order."""
+    count = ctypes.c_int()
+    st = L.clnz_list_devices(None, 0, ctypes.byref(count))
+    if st:
+        raise Error(st, "")
+    infos = (_lib.DeviceInfo * max(count.value, 1))()
+    st = L.clnz_list_devices(infos, count.value, ctypes.byref(count))
+    if st:
+        raise Error(st, "")
+    return [Device(infos[i]) for i in range(count.value)]
+
+
+class Context:
+    """A clnz context on one device: "P:D" as `clnz devices` lists it, a kind
+    ("gpu", "cpu", "accelerator") or part of the platform's and device's
+    names, or None for CLNZ_DEVICE, else the default device. With queue=
+    (a pyopencl.CommandQueue) it wraps that queue and its context instead
+    (clnz_context_wrap: the application's pipeline and clnz's share them).
+    Programs it compiles are cached on disk. close() (or a with block)
+    releases it now; otherwise it goes with the object. One context may
+    serve several threads (its calls then take turns); a context each runs
+    them in parallel."""
+
+    def __init__(self, device=None, *, queue=None):
+        if device is not None and not isinstance(device, str):
+            raise TypeError(f"clnz: device must be a str such as '0:0' or 'gpu', not "
+                            f"{type(device).__name__}")
+        handle, msg = ctypes.c_void_p(), ctypes.create_string_buffer(512)
+        if queue is not None:
+            if device is not None:
+                raise ValueError("clnz: give a device or a queue, not both")
+            st = L.clnz_context_wrap(ctypes.c_void_p(queue.context.int_ptr),
+                                     ctypes.c_void_p(queue.int_ptr), ctypes.byref(handle), msg,
+                                     len(msg))
+        else:
+            st = L.clnz_context_create(device.encode() if device else None,
+                                       ctypes.byref(handle), msg, len(msg))
+        if st:
+            raise Error(st, msg.value.decode(errors="replace"))
+        self._handle = handle.value
+        self._selector = device
+        self._wrapped = queue is not None
+        self._queue = queue  # the pyopencl queue results are made on (device arrays)
+        self._lock = threading.Lock()
+        self._release = weakref.finalize(self, L.clnz_context_release, handle.value)
+
+    @property
+    def device(self):
+        """The Device this context runs on."""
+        cl_dev = self.queue.device if self._wrapped else None
+        for d in devices():
+            if cl_dev is not None:
+                if d.name == cl_dev.name and d.platform_name == cl_dev.platform.name:
+                    return d
+            elif (d.selector == self._selector) if self._selector else d.is_default:
+                return d
+        return None
+
+    @property
+    def queue(self):
+        """The context's queue as a pyopencl.CommandQueue (pyopencl needed):
+        put arrays on it to call clnz on them."""
+        if self._queue is None:
+            import pyopencl as cl
+            with self._lock:
+                if self._queue is None:
+                    self._queue = cl.CommandQueue.from_int_ptr(
+                        L.clnz_context_queue(self._h()), retain=True)
+        q = self._queue
+        return q() if isinstance(q, weakref.ref) else q
+
+    @property
+    def cl_context(self):
+        """The context's pyopencl.Context."""
+        return self.queue.context
+
+    def close(self):
+        self._release()
+        self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<clnz.Context on {self.device!r}>" if self._handle else "<clnz.Context closed>"
+
+    def check(self, status):
+        if status:
+            raise Error(status, L.clnz_context_message(self._handle).decode(errors="replace"))
+
+    def _h(self):
+        if self._handle is None:
+            raise ValueError("clnz: this context is closed")
+        return self._handle
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def default_context():
+    """The context the calls on numpy arrays use when given none, made on
+    first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Context()
+        return _default

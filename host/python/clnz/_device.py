@@ -1,0 +1,303 @@
+"""_device.py: the calls on pyopencl arrays, through the library's
+device-resident calls. Inputs stay where they are (buffer, offset and
+strides as they come), results are pyopencl arrays on the clnz context's
+queue, and every step waits on the events of the one before (the arrays'
+own `events` included), so nothing blocks the host. A result whose size is
+the count (nonzero, select, batched) reads that count, 8 bytes, once: the
+call runs with no room first (it then only counts), and again into an
+array of exactly that size. Imported only once a pyopencl array is seen."""
+import ctypes
+import threading
+import weakref
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pyopencl.elementwise
+import pyopencl.tools
+
+from . import _core, _lib
+from ._core import L
+
+_U8 = _core.dtype_index(np.uint8, "mask")
+
+
+# ---- contexts ---------------------------------------------------------------------
+_wrapped = weakref.WeakKeyDictionary()  # pyopencl queue -> the clnz context around it
+_wrapped_lock = threading.Lock()
+
+
+def context_for(context, arrays):
+    """The clnz context a call on these arrays runs on: the one given, else
+    one wrapped around the first array's queue (kept as long as the queue).
+    Every array must live in that context's OpenCL context."""
+    if context is None:
+        q = arrays[0].queue
+        if q is None:
+            raise ValueError("clnz: the array has no queue: pass context=clnz.Context(queue=...)")
+        with _wrapped_lock:
+            context = _wrapped.get(q)
+            if context is None:
+                context = _core.Context(queue=q)
+                context._queue = weakref.ref(q)  # the cache must not keep the queue alive
+                _wrapped[q] = context
+    cl_ctx = L.clnz_context_cl_context(context._h())
+    for a in arrays:
+        if a.context.int_ptr != cl_ctx:
+            raise ValueError("clnz: a pyopencl array from another OpenCL context than the clnz "
+                             "context's (pass context=clnz.Context(queue=...) on its queue)")
+    return context
+
+
+def _scratch(ctx):
+    """A small buffer to hand the library for an empty array, which pyopencl
+    gives no buffer but the library wants one for."""
+    if getattr(ctx, "_scratch", None) is None:
+        ctx._scratch = cl.Buffer(ctx.cl_context, cl.mem_flags.READ_WRITE, 8)
+    return ctx._scratch.int_ptr
+
+
+def mem(a):
+    """The cl_mem of an array (None for no array, or an empty one)."""
+    return a.base_data.int_ptr if a is not None and a.base_data is not None else None
+
+
+class Input:
+    """A pyopencl array as the library's tensor, buffer and byte offset, and
+    the events to wait for before reading it."""
+
+    def __init__(self, ctx, a, what, view=None):
+        if any(s % a.dtype.itemsize for s in a.strides):
+            raise ValueError(f"clnz: {what}: strides {a.strides} are not whole elements")
+        self.array = a
+        self.view = view or _core.View(a.dtype, a.shape,
+                                       [s // a.dtype.itemsize for s in a.strides])
+        self.buf = mem(a) or _scratch(ctx)
+        self.offset = a.offset
+        self.waits = [e.int_ptr for e in a.events]
+
+    def as_view(self, ctx, shape, strides):
+        return Input(ctx, self.array, "input", _core.View(self.array.dtype, shape, strides))
+
+
+def enqueue(ctx, fn, *args, waits=()):
+    """Calls a clnz_*_enqueue function with the OpenCL triple; the event of
+    its last command (ours to release: pyopencl does it)."""
+    waits = [w for w in waits if w]
+    wl = (ctypes.c_void_p * len(waits))(*waits) if waits else None
+    ev = ctypes.c_void_p()
+    ctx.check(fn(ctx._h(), *args, len(waits), wl, ctypes.byref(ev)))
+    return cl.Event.from_int_ptr(ev.value, retain=False) if ev.value else None
+
+
+def done(ev, *arrays):
+    """Marks arrays as written by ev: pyopencl's own operations wait on it."""
+    if ev is not None:
+        for a in arrays:
+            a.add_event(ev)
+    return ev
+
+
+def read_int64(ctx, a, index, ev):
+    """One int64 of a device array on the host: the single read an
+    exact-size result costs."""
+    host = np.empty(1, np.int64)
+    cl.enqueue_copy(ctx.queue, host, a.base_data, src_offset=a.offset + 8 * index,
+                    wait_for=[ev] if ev is not None else None, is_blocking=True)
+    return int(host[0])
+
+
+def _entries_shape(opts, width, capacity):
+    layout = opts.layout
+    if layout == _lib.LAYOUTS["flat"]:
+        return (capacity,)
+    return (capacity, width) if layout == _lib.LAYOUTS["rows"] else (width, capacity)
+
+
+# ---- the operations ---------------------------------------------------------
+def nonzero(ctx, a, pred, opts, rule=None):
+    """(entries, count) with the count a 0-d int64 array on the device:
+    exactly z entries, or opts.size with a static size (then nothing is
+    read back)."""
+    src = Input(ctx, a, "input")
+    q = ctx.queue
+    rank = len(src.view.shape) - (rule is not None)
+    width = L.clnz_nonzero_width(ctypes.byref(opts), max(rank, 0))
+    idx = _core.INDEX_DTYPES[opts.index_type]
+    count = cla.empty(q, (), np.int64)
+
+    def run(out, capacity, waits):
+        head = (src.view.ref(), src.buf, src.offset, ctypes.byref(pred))
+        if rule is None:
+            return enqueue(ctx, L.clnz_nonzero_enqueue, *head, ctypes.byref(opts), mem(out), 0,
+                           capacity, mem(count), 0, waits=waits)
+        return enqueue(ctx, L.clnz_nonzero_channels_enqueue, *head, rule, ctypes.byref(opts),
+                       mem(out), 0, capacity, mem(count), 0, waits=waits)
+
+    waits = src.waits
+    if opts.has_size:
+        capacity = opts.size
+    else:
+        ev = run(None, 0, waits)
+        capacity = read_int64(ctx, count, 0, ev)
+        waits = waits + [ev.int_ptr if ev else None]
+    out = cla.empty(q, _entries_shape(opts, width, capacity), idx)
+    done(run(out, capacity, waits), out, count)
+    return out, count
+
+
+def batched(ctx, a, pred, opts):
+    src = Input(ctx, a, "input")
+    q = ctx.queue
+    shape = src.view.shape
+    batches = shape[0] if shape else 0
+    offsets = cla.empty(q, (batches + 1,), np.int64)
+    idx = _core.INDEX_DTYPES[opts.index_type]
+
+    def run(out, capacity, waits):
+        return enqueue(ctx, L.clnz_nonzero_batched_enqueue, src.view.ref(), src.buf, src.offset,
+                       ctypes.byref(pred), ctypes.byref(opts), mem(out), 0, capacity,
+                       mem(offsets), 0, waits=waits)
+
+    ev = run(None, 0, src.waits)
+    z = read_int64(ctx, offsets, batches, ev)
+    out = cla.empty(q, (z, max(len(shape) - 1, 0)), idx)
+    done(run(out, z, src.waits + [ev.int_ptr if ev else None]), out, offsets)
+    return out, offsets
+
+
+def count(ctx, a, pred):
+    """The count as a 0-d int64 array on the device."""
+    src = Input(ctx, a, "input")
+    out = cla.empty(ctx.queue, (), np.int64)
+    done(enqueue(ctx, L.clnz_count_enqueue, src.view.ref(), src.buf, src.offset,
+                 ctypes.byref(pred), mem(out), 0, waits=src.waits), out)
+    return out
+
+
+def count_axes(ctx, a, counted, pred):
+    """Counts over the axes `counted` as the offsets of a batched nonzero
+    with no room for entries (it only counts), differenced on the device.
+    Kept dimensions that one stride cannot walk go through a byte mask of
+    the predicate in the order kept-then-counted first (clnz_mask_enqueue)."""
+    src = Input(ctx, a, "input")
+    q = ctx.queue
+    shape, strides = src.view.shape, src.view.strides
+    kept = [d for d in range(len(shape)) if d not in counted]
+    kept_shape = [shape[d] for d in kept]
+    plan = _core.batches_of(shape, strides, counted)
+    if plan is None:
+        order = kept + list(counted)
+        t = _core.View(src.view.dtype, [shape[d] for d in order], [strides[d] for d in order])
+        mask = cla.empty(q, t.shape, np.uint8)
+        done(enqueue(ctx, L.clnz_mask_enqueue, t.ref(), src.buf, src.offset, ctypes.byref(pred),
+                     _U8, mem(mask) or _scratch(ctx), 0, waits=src.waits), mask)
+        src, pred = Input(ctx, mask, "mask"), _core.predicate(None)
+        plan = _core.batches_of(mask.shape, src.view.strides, range(len(kept), mask.ndim))
+    offsets = cla.empty(q, (plan[0][0] + 1,), np.int64)
+    opts = _core.options(index=_core.batch_index(plan[0]))
+    view = src.as_view(ctx, *plan)
+    done(enqueue(ctx, L.clnz_nonzero_batched_enqueue, view.view.ref(), view.buf, view.offset,
+                 ctypes.byref(pred), ctypes.byref(opts), None, 0, 0, mem(offsets), 0,
+                 waits=view.waits), offsets)
+    if plan[0][0] == 0:
+        return cla.empty(q, kept_shape, np.int64)
+    return (offsets[1:] - offsets[:-1]).reshape(kept_shape)
+
+
+def select(ctx, x, mask, pred):
+    xs = Input(ctx, x, "x")
+    ms = Input(ctx, mask, "mask") if mask is not None else None
+    q = ctx.queue
+    count_ = cla.empty(q, (), np.int64)
+
+    def run(out, capacity, waits):
+        return enqueue(ctx, L.clnz_select_enqueue, xs.view.ref(), xs.buf, xs.offset,
+                       ms.view.ref() if ms else None, ms.buf if ms else None,
+                       ms.offset if ms else 0, ctypes.byref(pred), mem(out), 0, capacity,
+                       mem(count_), 0, waits=waits)
+
+    waits = xs.waits + (ms.waits if ms else [])
+    ev = run(None, 0, waits)
+    z = read_int64(ctx, count_, 0, ev)
+    out = cla.empty(q, (z,), xs.view.dtype)
+    done(run(out, z, waits + [ev.int_ptr if ev else None]), out)
+    return out
+
+
+def _operand(ctx, v, what):
+    if _core.is_scalar(v):
+        return _lib.Operand(None, _core.scalar(v, what)), None
+    src = Input(ctx, v, what)
+    return _lib.Operand(ctypes.pointer(src.view.tensor), _lib.Scalar()), src
+
+
+def where(ctx, cond, x, y, pred):
+    c = Input(ctx, cond, "condition")
+    xo, xs = _operand(ctx, x, "x")
+    yo, ys = _operand(ctx, y, "y")
+    dtype, rank = ctypes.c_int(), ctypes.c_int()
+    shape = (ctypes.c_int64 * _lib.MAX_RANK)()
+    ctx.check(L.clnz_where_result(ctx._h(), c.view.ref(), ctypes.byref(xo), ctypes.byref(yo),
+                                  ctypes.byref(dtype), ctypes.byref(rank), shape))
+    out = cla.empty(ctx.queue, tuple(shape[:rank.value]), _core.DTYPES[dtype.value])
+    waits = c.waits + (xs.waits if xs else []) + (ys.waits if ys else [])
+    done(enqueue(ctx, L.clnz_where_enqueue, c.view.ref(), c.buf, c.offset, ctypes.byref(pred),
+                 ctypes.byref(xo), xs.buf if xs else None, xs.offset if xs else 0,
+                 ctypes.byref(yo), ys.buf if ys else None, ys.offset if ys else 0,
+                 mem(out) or _scratch(ctx), 0, waits=waits), out)
+    return out
+
+
+# ---- what the public layer needs besides the operations -----------------------
+def contiguous(ctx, a):
+    """A C-order copy of a strided array, made on the device by clnz itself:
+    where(a, a, a) picks a from both sides, bit for bit."""
+    if a.flags.c_contiguous:
+        return a
+    return where(ctx, a, a, a, _core.predicate(None))
+
+
+_HALF = "__global half *"  # read and written with vload_half/vstore_half: no cl_khr_fp16 needed
+
+
+def _half_kernel(ctx, src, dst):
+    """An elementwise cast from or to float16, which pyopencl's own astype
+    cannot map; through double where the device has it (one rounding)."""
+    wide = "double" if "cl_khr_fp64" in ctx.queue.device.extensions else "float"
+    ctype = pyopencl.tools.dtype_to_ctype
+    if src == np.float16:
+        args = f"__global const ushort *s, __global {ctype(dst)} *d"
+        body = f"d[i] = ({ctype(dst)})({wide})vload_half(i, (__global const half *)s)"
+    else:
+        args = f"__global const {ctype(src)} *s, __global ushort *d"
+        body = f"vstore_half_rte(({wide})s[i], i, ({_HALF})d)"
+    return pyopencl.elementwise.ElementwiseKernel(ctx.cl_context, args, body, "clnz_cast_half")
+
+
+def cast(ctx, a, dtype):
+    """a as dtype on the device: bool through clnz's where (pyopencl maps no
+    bool), float16 through vload_half/vstore_half, the rest pyopencl's astype."""
+    if a.dtype == dtype:
+        return a
+    a = contiguous(ctx, a)
+    if a.dtype == np.bool_:
+        one = cla.to_device(ctx.queue, np.ones((), dtype))
+        return where(ctx, a, one, 0, _core.predicate(None))
+    if np.float16 in (a.dtype, dtype):
+        out = cla.empty(ctx.queue, (a.size,), dtype)  # 1-D: pyopencl views no 0-d array
+        src = a.reshape(a.size)
+        src = src.view(np.uint16) if a.dtype == np.float16 else src
+        dst = out.view(np.uint16) if dtype == np.float16 else out
+        if a.size:
+            done(_half_kernel(ctx, a.dtype, np.dtype(dtype))(src, dst), out)
+        return out.reshape(a.shape)
+    return a.astype(dtype)
+
+
+def ravel(ctx, a):
+    return contiguous(ctx, a).reshape(-1)
+
+
+def upload(ctx, v):
+    return cla.to_device(ctx.queue, np.asarray(v))

@@ -1,0 +1,150 @@
+"""_host.py: the calls on numpy arrays, through the library's blocking
+calls: they read an array where it lies (strided views included) and return
+numpy arrays over the library's own memory, freed with them. The public
+functions (__init__.py) have checked the arguments and chosen the form."""
+import ctypes
+import weakref
+
+import numpy as np
+
+from . import _core, _lib
+from ._core import L
+
+
+class Input:
+    """A numpy array as the library's tensor: shape, strides in elements, and
+    the address of logical element 0. Holds what the call needs alive."""
+
+    def __init__(self, a, what, view=None):
+        a = np.asarray(a)
+        if a.dtype.fields is None and not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        _core.dtype_index(a.dtype, what)
+        if any(s % a.itemsize for s in a.strides):
+            a = np.ascontiguousarray(a)
+        self.array = a
+        self.view = view or _core.View(a.dtype, a.shape, [s // a.itemsize for s in a.strides])
+        self.data = ctypes.c_void_p(a.ctypes.data)
+
+    def as_view(self, shape, strides):
+        """The same elements as another view from logical element 0 (a
+        permutation, merged dimensions)."""
+        return Input(self.array, "input", _core.View(self.array.dtype, shape, strides))
+
+
+def adopt(ptr, dtype, shape, free):
+    """A numpy array over memory the library malloc'd; `free` runs when the
+    last view of it goes."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if not ptr or nbytes == 0:
+        free()
+        return np.empty(shape, dtype)
+    buf = (ctypes.c_char * nbytes).from_address(ptr)
+    weakref.finalize(buf, free)
+    return np.frombuffer(buf, dtype).reshape(shape)
+
+
+def _from_result(res):
+    shape = tuple(res.shape[i] for i in range(res.ndim))
+    return adopt(res.indices, _core.INDEX_DTYPES[res.index_type], shape,
+                 lambda r=res: L.clnz_result_free(ctypes.byref(r)))
+
+
+def _from_array(out):
+    shape = tuple(out.shape[i] for i in range(out.rank))
+    return adopt(out.data, _core.DTYPES[out.dtype], shape,
+                 lambda o=out: L.clnz_array_free(ctypes.byref(o)))
+
+
+# ---- the operations ---------------------------------------------------------
+def nonzero(ctx, a, pred, opts, rule=None):
+    """(entries, true count) of clnz_nonzero, or of clnz_nonzero_channels
+    under a channel rule."""
+    src = Input(a, "input")
+    res = _lib.Result()
+    if rule is None:
+        st = L.clnz_nonzero(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
+                            ctypes.byref(opts), ctypes.byref(res))
+    else:
+        st = L.clnz_nonzero_channels(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
+                                     rule, ctypes.byref(opts), ctypes.byref(res))
+    ctx.check(st)
+    return _from_result(res), res.count
+
+
+def _batched(ctx, src, pred, opts):
+    res, offsets = _lib.Result(), _lib.Array()
+    ctx.check(L.clnz_nonzero_batched(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
+                                     ctypes.byref(opts), ctypes.byref(res),
+                                     ctypes.byref(offsets)))
+    return res, _from_array(offsets)
+
+
+def batched(ctx, a, pred, opts):
+    res, offsets = _batched(ctx, Input(a, "input"), pred, opts)
+    return _from_result(res), offsets
+
+
+def count(ctx, a, pred):
+    src = Input(a, "input")
+    n = ctypes.c_int64()
+    ctx.check(L.clnz_count(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
+                           ctypes.byref(n)))
+    return n.value
+
+
+def count_axes(ctx, a, counted, pred):
+    """Counts over the axes `counted` (at least one axis kept), as the
+    offsets of one batched nonzero on the device: the coordinates it writes
+    are dropped at once."""
+    src = Input(a, "input")
+    shape, strides = src.view.shape, src.view.strides
+    kept = [d for d in range(len(shape)) if d not in counted]
+    plan = _core.batches_of(shape, strides, counted)
+    if plan is None:  # kept dimensions one stride cannot walk: a copy with them first
+        t = np.ascontiguousarray(src.array.transpose(kept + list(counted)))
+        src = Input(t, "input")
+        plan = _core.batches_of(t.shape, src.view.strides, range(len(kept), t.ndim))
+    res, offsets = _batched(ctx, src.as_view(*plan), pred,
+                            _core.options(index=_core.batch_index(plan[0])))
+    L.clnz_result_free(ctypes.byref(res))
+    return np.diff(offsets).reshape([shape[d] for d in kept])
+
+
+def select(ctx, x, mask, pred):
+    src = Input(x, "x")
+    m = Input(mask, "mask") if mask is not None else None
+    out = _lib.Array()
+    ctx.check(L.clnz_select(ctx._h(), src.view.ref(), src.data, m.view.ref() if m else None,
+                            m.data if m else None, ctypes.byref(pred), ctypes.byref(out)))
+    return _from_array(out)
+
+
+def _operand(v, what):
+    """A Python scalar as itself, anything else as an array."""
+    if _core.is_scalar(v):
+        return _lib.Operand(None, _core.scalar(v, what)), None
+    src = Input(v, what)
+    return _lib.Operand(ctypes.pointer(src.view.tensor), _lib.Scalar()), src
+
+
+def where(ctx, cond, x, y, pred):
+    c = Input(cond, "condition")
+    xo, xs = _operand(x, "x")
+    yo, ys = _operand(y, "y")
+    out = _lib.Array()
+    ctx.check(L.clnz_where(ctx._h(), c.view.ref(), c.data, ctypes.byref(pred), ctypes.byref(xo),
+                           xs.data if xs else None, ctypes.byref(yo), ys.data if ys else None,
+                           ctypes.byref(out)))
+    return _from_array(out)
+
+
+# ---- what the public layer needs besides the operations -----------------------
+def cast(ctx, a, dtype):
+    a = np.asarray(a)
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
+def ravel(ctx, a):
+    return np.ravel(a)
