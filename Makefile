@@ -108,12 +108,12 @@ $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
 $(B)/clnz.1: $(B)/clnz scripts/manpage
 	$(PYTHON) scripts/manpage $(B)/clnz $@
 
-# The API's pages from man/*.3.in, their synopses copied from the header.
-$(B)/man3/clnz.3: include/clnz.h $(wildcard man/*.3.in) scripts/manpage3
+# The API's pages from scripts/man/*.3.in, their synopses copied from the header.
+$(B)/man3/clnz.3: include/clnz.h $(wildcard scripts/man/*.3.in) scripts/manpage3
 	rm -rf $(B)/man3
-	$(PYTHON) scripts/manpage3 include/clnz.h man $(B)/man3
+	$(PYTHON) scripts/manpage3 include/clnz.h scripts/man $(B)/man3
 
-# clnz.pc and the CMake package from pkg/*.in. OpenCL is a public dependency
+# clnz.pc and the CMake package from scripts/pkg/*.in. OpenCL is a public dependency
 # (clnz.h includes CL/cl.h): Requires: OpenCL where pkg-config knows it.
 PC_OPENCL = $(shell pkg-config --exists OpenCL 2>/dev/null && echo yes)
 PKG_SED = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
@@ -137,9 +137,9 @@ install: all $(B)/clnz.1 $(B)/man3/clnz.3
 	install -m 755 $(B)/clnz $(DESTDIR)$(BINDIR)/clnz
 	install -m 644 $(B)/clnz.1 $(DESTDIR)$(MANDIR)/man1/clnz.1
 	install -m 644 $(MAN3:%=$(B)/man3/%.3) $(DESTDIR)$(MANDIR)/man3/
-	sed $(PKG_SED) pkg/clnz.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
-	sed $(PKG_SED) pkg/clnzConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfig.cmake
-	sed $(PKG_SED) pkg/clnzConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfigVersion.cmake
+	sed $(PKG_SED) scripts/pkg/clnz.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/clnz.pc
+	sed $(PKG_SED) scripts/pkg/clnzConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfig.cmake
+	sed $(PKG_SED) scripts/pkg/clnzConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/clnzConfigVersion.cmake
 	@# a system-wide install: let the loader know the new library
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	  ldconfig; fi

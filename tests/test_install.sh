@@ -37,7 +37,7 @@ warnings=$(groff -man -ww -z "$prefix/share/man/man1/clnz.1" 2>&1 || true)
 # section 3: every function of the header has a page (its family's, or a .so
 # link to it) that renders without a warning, and every page's synopsis
 # names only what the header declares (scripts/manpage3 warns otherwise)
-warnings=$(${PYTHON:-/usr/bin/python3} scripts/manpage3 include/clnz.h man "$root/man3" 2>&1 >/dev/null)
+warnings=$(${PYTHON:-/usr/bin/python3} scripts/manpage3 include/clnz.h scripts/man "$root/man3" 2>&1 >/dev/null)
 [ -z "$warnings" ] || fail "$warnings"
 for fn in clnz $(sed -n 's/^[a-z_ ]*[ *]\(clnz_[a-z0-9_]*\)(.*/\1/p' include/clnz.h); do
     page=$prefix/share/man/man3/$fn.3
