@@ -192,9 +192,8 @@ static void test_device_selection(void **state)
     clnz_context_release(NULL); /* NULL is fine */
 }
 
-static void test_wrapped_context(void **state)
+static void wrapped_chain(void)
 {
-    (void)state;
     clnz_context *base = tu_context();
     cl_context cl = clnz_context_cl_context(base);
     cl_int e;
@@ -236,6 +235,23 @@ static void test_wrapped_context(void **state)
     clReleaseMemObject(cnt);
     clnz_context_release(w);
     free(data);
+}
+
+static void test_wrapped_context(void **state)
+{
+    (void)state;
+    wrapped_chain();
+}
+
+/* Regression: CLNZ_DEBUG waited for every launch, the first one waiting on
+ * the caller's user event, set only after the call returns: a hang. Now a
+ * call waiting on a caller's pending event is logged and not waited for. */
+static void test_debug_with_pending_user_event(void **state)
+{
+    (void)state;
+    setenv("CLNZ_DEBUG", "1", 1);
+    wrapped_chain();
+    unsetenv("CLNZ_DEBUG");
 }
 
 /* A kernel that does not compile: the status is OpenCL's, the message
@@ -364,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_wrapped_context),
+        cmocka_unit_test(test_debug_with_pending_user_event),
         cmocka_unit_test(test_build_failure_reports_log),
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),

@@ -10,12 +10,34 @@
 
 #include <stdio.h>
 
+static int event_done(cl_event ev)
+{
+    cl_int s = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+    return s <= CL_COMPLETE; /* complete, or failed: waiting returns at once */
+}
+
+/* CLNZ_DEBUG waits for each launch, but only where that cannot hang: a
+ * call that waits on a caller's event not yet complete (a user event the
+ * caller sets after this call returns, say) is left to run as it would
+ * without the flag, and so is the next call while that one is pending. */
+static int debug_may_wait(const clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
+{
+    if (!ctx->debug)
+        return 0;
+    for (cl_uint i = 0; i < n_wait; ++i)
+        if (!event_done(wait[i]))
+            return 0;
+    return !(ctx->last_unwaited && ctx->last_event && !event_done(ctx->last_event));
+}
+
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
 {
     ch->ctx = ctx;
     ch->n_wait = n_wait;
     ch->wait = wait;
     ch->last = NULL;
+    ch->debug_wait = debug_may_wait(ctx, n_wait, wait);
 }
 
 #define MAX_WAIT 64
@@ -65,7 +87,10 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
                  global, local);
         return CL_CHECK(ctx, e, what);
     }
-    if (ctx->debug) {
+    if (ctx->debug && !ch->debug_wait) {
+        fprintf(stderr, "clnz-debug: %s global %zu local %zu: enqueued, not waited for (it "
+                        "waits on a caller's event not yet complete)\n", name, global, local);
+    } else if (ctx->debug) {
         /* CLNZ_DEBUG: the user asked for a log on stderr and a wait per launch
          * (for this launch only: the queue may be the caller's) */
         e = clWaitForEvents(1, &ev);
@@ -111,6 +136,7 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
         if (ctx->last_event)
             clReleaseEvent(ctx->last_event);
         ctx->last_event = ch->last;
+        ctx->last_unwaited = ctx->debug && !ch->debug_wait;
         if (out_event) {
             clRetainEvent(ch->last);
             *out_event = ch->last;

@@ -10,6 +10,7 @@ typedef struct {
     cl_uint n_wait;
     const cl_event *wait;
     cl_event last; /* event of the last command enqueued in this call */
+    int debug_wait; /* CLNZ_DEBUG may wait for this call's launches (chain_begin) */
 } chain;
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);

@@ -56,6 +56,7 @@ struct clnz_context {
     cl_mem scratch; /* tile counts and scan levels, grown on demand */
     size_t scratch_bytes;
     cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
+    int last_unwaited;   /* CLNZ_DEBUG: that call waited on a caller's event still pending */
 
     /* The first thread to record a message uses the embedded slot, so a
      * single-threaded caller never allocates for one; it is also every
