@@ -294,9 +294,15 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
                       clnz_tune_row *rows, int max_rows, int *n_rows);
 
 /* The cache folder (tuning results, compiled programs): $CLNZ_CACHE_DIR,
- * else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz. */
+ * else $XDG_CACHE_HOME/clnz, else $HOME/.cache/clnz. Writes it into buf
+ * (size bytes) and returns buf; the string is empty when no folder can be
+ * named (none of the three set) or the path does not fit size (never a cut
+ * path). A NULL buf or a size of 0 returns "" (a static string). */
 const char *clnz_cache_dir(char *buf, size_t size);
-/* Deletes clnz's files in the cache folder; *removed gets how many. */
+/* Deletes the files clnz wrote (they start with its magic) in the cache
+ * folder's tuning and programs folders, nothing else; *removed (may be
+ * NULL) gets how many. CLNZ_ERROR_INVALID_VALUE if the folder's path is
+ * PATH_MAX bytes or more (no cache is used then). */
 clnz_status clnz_cache_clear(int *removed);
 
 /* Counters of what a context did, for tests and for curious callers. */
