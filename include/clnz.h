@@ -6,6 +6,10 @@
  *     host never blocks; the OpenCL event triple chains them into a pipeline;
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
  *     run, read back and return a malloc'd result.
+ * Between the two, the *_alloc calls take device buffers and return a
+ * device buffer of exactly the result's size: they read the count (8
+ * bytes) back, allocate, and enqueue the rest. No call ever finishes a
+ * queue: blocking waits on clnz's own events (see clnz_context_wrap).
  *
  * Status codes: OpenCL's own error codes (CL_*, 0 and below -1..-72) pass
  * through unchanged; clnz's own codes are in -2000..-2099. Every call that
@@ -174,7 +178,18 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
                                 size_t msg_size);
 
 /* Wraps a caller's context and in-order or out-of-order queue. clnz retains
- * both and releases only its own references. */
+ * both and releases only its own references.
+ *
+ * The queue stays the caller's: no clnz call ever calls clFinish on it (nor
+ * on a queue clnz made). A call that blocks (the blocking calls on host
+ * arrays, the *_alloc calls) waits only on the events of the commands it
+ * enqueued itself, with clWaitForEvents or a blocking read that waits on
+ * them. On an out-of-order queue, a command of the caller's that waits on a
+ * user event the caller has not completed yet therefore never holds a
+ * clnz call up. On an in-order queue OpenCL's ordering applies as to any
+ * command: clnz's commands start after every command enqueued before them,
+ * so a blocking call waits for those too (there, enqueue the blocked work
+ * after the clnz call, or use the device-resident calls). */
 clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_context **out,
                               char *msg, size_t msg_size);
 
@@ -377,6 +392,32 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
                                  cl_mem count_buf, size_t count_offset, cl_uint num_events,
                                  const cl_event *wait_list, cl_event *out_event);
 
+/* Device-resident nonzero into a buffer of exactly the result's size, which
+ * the library allocates once the count is known (the capacity form above
+ * needs the worst case up front). The count is enqueued after wait_list,
+ * its 8 bytes are read back (the call's one host read: it blocks until the
+ * count is known, waiting on its own commands only), a buffer of `entries`
+ * entries is created in the context's cl_context (CL_MEM_READ_WRITE) and
+ * the entries are enqueued into it; the call returns without waiting for
+ * them: *out_event (if not NULL) is the last command's event.
+ *
+ * entries is z, or opts->size with opts->has_size (then the entries past z
+ * get the fill value). The buffer holds rows (entries x width), columns
+ * (width x entries, column stride `entries`) or flat (entries) indices of
+ * opts->index_type from byte 0, width as clnz_nonzero_width gives it; it
+ * is the caller's to release (clReleaseMemObject). A result of no bytes
+ * (no entries, or entries of width 0: the rows of a 0-d input) has no
+ * buffer: *out_buf is NULL (OpenCL has no empty buffers); *count still
+ * says z. *count gets z; count_buf (NULL: none) also gets it, as a uint64
+ * at count_offset bytes, for later commands on the device. On failure
+ * *out_buf is NULL and nothing is left allocated. */
+clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                               size_t in_offset, const clnz_predicate *pred,
+                               const clnz_nonzero_options *opts, cl_mem *out_buf,
+                               uint64_t *count, cl_mem count_buf, size_t count_offset,
+                               cl_uint num_events, const cl_event *wait_list,
+                               cl_event *out_event);
+
 /* A result of the blocking call, owned by the caller (clnz_result_free). */
 typedef struct {
     void *indices;      /* ndim-D C-order array of index_type, malloc'd */
@@ -432,6 +473,15 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
                                           cl_mem count_buf, size_t count_offset,
                                           cl_uint num_events, const cl_event *wait_list,
                                           cl_event *out_event);
+/* The same into a buffer of exactly the result's size, as clnz_nonzero_alloc
+ * (the pixel mask stays on the device). */
+clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in,
+                                        cl_mem in_buf, size_t in_offset,
+                                        const clnz_predicate *pred, clnz_channel_rule rule,
+                                        const clnz_nonzero_options *opts, cl_mem *out_buf,
+                                        uint64_t *count, cl_mem count_buf, size_t count_offset,
+                                        cl_uint num_events, const cl_event *wait_list,
+                                        cl_event *out_event);
 clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, const void *data,
                                   const clnz_predicate *pred, clnz_channel_rule rule,
                                   const clnz_nonzero_options *opts, clnz_result *res);
@@ -506,6 +556,17 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
                                          cl_uint num_events, const cl_event *wait_list,
                                          cl_event *out_event);
 
+/* The same with the entries in a buffer of exactly z x (rank - 1) indices,
+ * allocated once the count is known, as clnz_nonzero_alloc: the offsets go
+ * to offsets_buf (B + 1 int64, as above), offsets[B] is read back into
+ * *count, and *out_buf is NULL when the entries hold no bytes. */
+clnz_status clnz_nonzero_batched_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                                       size_t in_offset, const clnz_predicate *pred,
+                                       const clnz_nonzero_options *opts, cl_mem *out_buf,
+                                       uint64_t *count, cl_mem offsets_buf,
+                                       size_t offsets_offset, cl_uint num_events,
+                                       const cl_event *wait_list, cl_event *out_event);
+
 /* Blocking: *res gets the entries (res->count = z), *offsets the B + 1
  * offsets as a 1-D int64 array (clnz_array_free). */
 clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
@@ -526,6 +587,16 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
                                 size_t out_offset, uint64_t capacity, cl_mem count_buf,
                                 size_t count_offset, cl_uint num_events,
                                 const cl_event *wait_list, cl_event *out_event);
+
+/* The same into a buffer of exactly z values of x's dtype, allocated once
+ * the count is known, as clnz_nonzero_alloc: *count gets z (count_buf, if
+ * not NULL, too), *out_buf is NULL when z is 0. */
+clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
+                              size_t x_offset, const clnz_tensor *mask, cl_mem mask_buf,
+                              size_t mask_offset, const clnz_predicate *pred, cl_mem *out_buf,
+                              uint64_t *count, cl_mem count_buf, size_t count_offset,
+                              cl_uint num_events, const cl_event *wait_list,
+                              cl_event *out_event);
 
 /* Blocking select on host arrays: *out gets the z values as a 1-D array. */
 clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
@@ -560,7 +631,8 @@ clnz_status clnz_where_result(clnz_context *ctx, const clnz_tensor *cond, const 
 
 /* Device-resident where: the output is C-order of clnz_where_result's shape
  * and dtype, from out_offset bytes on. x_buf and y_buf are ignored for
- * scalars. */
+ * scalars. where needs no *_alloc form: its result's size is known before
+ * any work (clnz_where_result), so the caller allocates it exactly. */
 clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_mem cond_buf,
                                size_t cond_offset, const clnz_predicate *pred,
                                const clnz_operand *x, cl_mem x_buf, size_t x_offset,

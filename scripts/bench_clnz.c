@@ -10,7 +10,11 @@
  *   device_count:   clnz_count_enqueue + clFinish, likewise;
  *   host_nonzero:   clnz_nonzero on the host array (upload, run, read back
  *                   into a fresh malloc'd result, freed after each run);
- *   host_count:     clnz_count on the host array.
+ *   host_count:     clnz_count on the host array;
+ *   device_nonzero_flat: device_nonzero in the flat layout (one index per
+ *                   entry);
+ *   c_loop, c_loop_flat: the single-threaded C loop (c_loop.c) writing the
+ *                   same entries into a reused host array (f32 and u8 only).
  * With --strategies (the GPU mode of scripts/bench): no host calls; instead,
  * per strategy that serves the input (auto, two-pass, lookback), device
  * nonzero, count and select (x[x != 0]), and "copy": clEnqueueCopyBuffer of
@@ -19,6 +23,7 @@
  */
 #include "io/io.h"
 #include "clnz.h"
+#include "c_loop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,13 +172,22 @@ int main(int argc, char **argv)
         printf(", \"z\": %lld}\n", (long long)z);
         return rc;
     }
-    stat st[4];
-    for (int which = 0; which < 4; ++which) {
+    clnz_nonzero_options flat;
+    clnz_nonzero_options_init(&flat);
+    flat.layout = CLNZ_LAYOUT_FLAT;
+    int c_loop = c_loop_serves(a.dtype, a.rank) && !a.fortran_order; /* C order only */
+    /* one entry more than z, for the branch-free store; touched once first */
+    int64_t *c_out = calloc((size_t)(z + 1) * (size_t)(width ? width : 1), 8);
+    enum { N_TIMED = 7 };
+    stat st[N_TIMED];
+    for (int which = 0; which < N_TIMED; ++which) {
+        if (which >= 5 && !c_loop)
+            continue;
         for (int r = -1; r < runs; ++r) {
             double t0 = now_ms();
-            if (which == 0) {
-                CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, (uint64_t)z, cnt, 0, 0,
-                                           NULL, NULL));
+            if (which == 0 || which == 4) {
+                CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, which == 4 ? &flat : NULL, out,
+                                           0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
                 clFinish(q);
             } else if (which == 1) {
                 CHECK(clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 0, NULL, NULL));
@@ -182,24 +196,29 @@ int main(int argc, char **argv)
                 clnz_result res;
                 CHECK(clnz_nonzero(ctx, &t, a.data, NULL, NULL, &res));
                 clnz_result_free(&res);
-            } else {
+            } else if (which == 3) {
                 int64_t c;
                 CHECK(clnz_count(ctx, &t, a.data, NULL, &c));
+            } else if (c_loop_nonzero(a.data, a.rank, a.shape, a.dtype, which == 6, c_out) != z) {
+                fprintf(stderr, "bench_clnz: the C loop counts other than clnz\n");
+                return 1;
             }
             if (r >= 0)
                 tm[r] = now_ms() - t0;
         }
         st[which] = summarize(tm, runs);
     }
+    free(c_out);
     clnz_launch l;
     clnz_launch_source src;
     clnz_context_launch(ctx, "two-pass", &l, &src);
     static const char *const srcs[] = {"default", "vendor-tuned", "tuned", "forced"};
     printf("{\"z\": %lld, \"launch\": \"%zux%zu %s\"", (long long)z, l.work_group_size,
            l.items_per_work_item, srcs[src]);
-    static const char *const names[] = {"device_nonzero", "device_count", "host_nonzero",
-                                        "host_count"};
-    for (int k = 0; k < 4; ++k)
+    static const char *const names[N_TIMED] = {
+        "device_nonzero", "device_count",        "host_nonzero", "host_count",
+        "device_nonzero_flat", "c_loop", "c_loop_flat"};
+    for (int k = 0; k < (c_loop ? N_TIMED : 5); ++k)
         printf(", \"%s\": [%.4f, %.4f]", names[k], st[k].median, st[k].min);
     printf("}\n");
     free(tm);

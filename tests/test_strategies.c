@@ -239,11 +239,20 @@ static void expect_batched(clnz_context *ctx, const input *in, const clnz_predic
 
 /* The channel rule: the last dimension is a pixel's channels. */
 static void expect_channels(clnz_context *ctx, const input *in, const clnz_predicate *pred,
-                            clnz_channel_rule rule)
+                            clnz_channel_rule rule, uint64_t tile)
 {
     int64_t pixels = 1, ch = in->shape[in->rank - 1];
     for (int d = 0; d < in->rank - 1; ++d)
         pixels *= in->shape[d];
+    if (tile && (uint64_t)pixels > tile) {
+        /* no channels: no elements, but every pixel is an answer (all of
+         * none is true), more pixels than single-tile's one tile holds */
+        clnz_result r;
+        assert_int_equal(clnz_nonzero_channels(ctx, &in->t, in->first, pred, rule, NULL, &r),
+                         CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+        assert_non_null(strstr(clnz_context_message(ctx), "single-tile"));
+        return;
+    }
     uint8_t *sel = malloc((size_t)pixels + 1);
     size_t es = clnz_dtype_size(in->dt);
     for (int64_t p = 0; p < pixels; ++p) {
@@ -273,8 +282,10 @@ static void expect_channels(clnz_context *ctx, const input *in, const clnz_predi
     free(sel);
 }
 
-/* Everything on one input: layouts, index types, orders, widths, sizes. */
-static void run_input(clnz_context *ctx, const input *in, const input *mask, const char *what)
+/* Everything on one input: layouts, index types, orders, widths, sizes.
+ * `tile`: the elements single-tile's one tile holds, 0 for the others. */
+static void run_input(clnz_context *ctx, const input *in, const input *mask, const char *what,
+                      uint64_t tile)
 {
     clnz_predicate nonzero = clnz_pred_nonzero(), gt = clnz_pred_float(CLNZ_OP_GT, 0.25);
     for (int layout = 0; layout < 3; ++layout) {
@@ -297,8 +308,8 @@ static void run_input(clnz_context *ctx, const input *in, const input *mask, con
     expect_select(ctx, in, NULL, &gt);
     expect_select(ctx, in, mask, NULL);
     if (in->rank >= 2) {
-        expect_channels(ctx, in, &gt, CLNZ_CHANNELS_ANY);
-        expect_channels(ctx, in, NULL, CLNZ_CHANNELS_ALL);
+        expect_channels(ctx, in, &gt, CLNZ_CHANNELS_ANY, tile);
+        expect_channels(ctx, in, NULL, CLNZ_CHANNELS_ALL, tile);
     }
     if (in->rank >= 2 && !in->t.strides) {
         if (clnz_context_strategy(ctx) != CLNZ_STRATEGY_SINGLE_TILE) {
@@ -318,7 +329,7 @@ static const struct {
     int rank;
     int64_t shape[3];
 } shapes[] = {{1, {1}}, {1, {33}}, {2, {7, 9}}, {3, {3, 5, 20}}, {1, {5000}}, {2, {61, 183}},
-              {3, {9, 40, 33}}, {1, {0}}, {2, {4, 0}}};
+              {3, {9, 40, 33}}, {1, {0}}, {2, {4, 0}}, {1, {4001}}};
 
 /* The inputs' dtypes, taken in turn: the first `ndt` of tu_dtypes (each
  * dtype and predicate is a program PoCL compiles cold for seconds). */
@@ -347,7 +358,8 @@ static void run_strategy(clnz_strategy s, size_t wg, size_t items, int ndt)
                              CLNZ_ERROR_UNSUPPORTED_STRATEGY);
             assert_non_null(strstr(clnz_context_message(ctx), "single-tile"));
         } else {
-            run_input(ctx, &in, &mask, what);
+            run_input(ctx, &in, &mask, what,
+                      s == CLNZ_STRATEGY_SINGLE_TILE ? (uint64_t)(wg * items) : 0);
         }
         free(in.buf);
         free(mask.buf);
@@ -390,6 +402,11 @@ static void test_two_pass(void **state)
 {
     (void)state;
     each_strategy_at_each_shape(CLNZ_STRATEGY_TWO_PASS);
+    /* items a multiple of 32: the counting pass keeps the selection bits and
+     * the writing pass reads them instead of the input (tile_keeps_sel_bits):
+     * C-order inputs of (9, 40, 33) (rows that start inside a word) and 4001
+     * (a last, partial word) */
+    run_strategy(CLNZ_STRATEGY_TWO_PASS, 3, 64, 2);
 }
 
 static void test_lookback(void **state)

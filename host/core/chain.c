@@ -66,13 +66,14 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
         return CL_CHECK(ctx, e, what);
     }
     if (ctx->debug) {
-        /* CLNZ_DEBUG: the user asked for a log on stderr and a finish per launch */
-        e = clFinish(ctx->queue);
+        /* CLNZ_DEBUG: the user asked for a log on stderr and a wait per launch
+         * (for this launch only: the queue may be the caller's) */
+        e = clWaitForEvents(1, &ev);
         fprintf(stderr, "clnz-debug: %s global %zu local %zu: %s\n", name, global, local,
                 clnz_status_string(e));
         if (e) {
             clReleaseEvent(ev);
-            return CL_CHECK(ctx, e, "clFinish");
+            return CL_CHECK(ctx, e, "clWaitForEvents");
         }
     }
     return chain_took(ch, ev);

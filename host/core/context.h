@@ -48,7 +48,7 @@ struct clnz_context {
     cl_ulong local_mem;
     cl_ulong max_alloc;
     size_t forced_wg, forced_items;
-    int debug; /* CLNZ_DEBUG: finish and log after every launch */
+    int debug; /* CLNZ_DEBUG: wait for and log every launch */
 
     kernel_entry *kernels; /* built kernels, grown on demand */
     int n_kernels, cap_kernels;

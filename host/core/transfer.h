@@ -11,8 +11,13 @@
  * itself on a CPU device); *base: element offset of logical element 0. */
 clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl_mem *buf,
                    int64_t *base);
-/* A blocking read of `bytes` after the chain's last command. */
+/* A read of `bytes` from byte `offset` of buf after the wait list, waited
+ * for through its own event (a queue may be the caller's: transfer.c). */
+clnz_status read_after(clnz_context *ctx, cl_mem buf, size_t offset, size_t bytes, void *dst,
+                       cl_uint n_wait, const cl_event *wait);
+/* The same after the chain's last command. */
 clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst);
+clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, void *dst);
 /* A result buffer (huge pages when large); freed with free(). */
 void *alloc_result(size_t bytes);
 /* A result of `bytes` on the host (alloc_result) and the device buffer the

@@ -37,6 +37,35 @@ static clnz_status batch_check(clnz_context *ctx, const tensor_info *t,
     return nz_check_options(ctx, &item, item_opts, width);
 }
 
+/* A device-resident batched nonzero's job: input and options checked, the
+ * offsets' buffer checked and bound (the count is its last slot). */
+static clnz_status device_job(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                              size_t in_offset, const clnz_predicate *pred,
+                              const clnz_nonzero_options *opts, cl_mem offsets_buf,
+                              size_t offsets_offset, nz_job *job, clnz_nonzero_options *o,
+                              int *width)
+{
+    clnz_nonzero_options defaults;
+    tensor_info t;
+    clnz_status st = tensor_check(ctx, in, &t);
+    if (!st)
+        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), o, width);
+    if (st)
+        return st;
+    uint64_t batches = (uint64_t)t.shape[0];
+    st = buffer_check(ctx, offsets_buf, "offsets", offsets_offset, batches + 1, sizeof(cl_long));
+    if (!st)
+        st = job_on_buffer(ctx, job, &t, pred, in_buf, in_offset);
+    if (st)
+        return st;
+    job_coords(job, o, *width);
+    job->batches = batches;
+    job->offsets = job->count = offsets_buf;
+    job->offsets_off = offsets_offset / sizeof(cl_long);
+    job->count_off = job->offsets_off + batches;
+    return CLNZ_SUCCESS;
+}
+
 clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                          size_t in_offset, const clnz_predicate *pred,
                                          const clnz_nonzero_options *opts, cl_mem out_buf,
@@ -49,40 +78,52 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
-    clnz_nonzero_options defaults, o;
-    tensor_info t;
+    clnz_nonzero_options o = {0};
     nz_job job = {0};
     int width;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = tensor_check(ctx, in, &t);
-    if (!st)
-        st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
-    if (st)
-        return st;
-    uint64_t batches = (uint64_t)t.shape[0];
+        st = device_job(ctx, in, in_buf, in_offset, pred, opts, offsets_buf, offsets_offset,
+                        &job, &o, &width);
     size_t ib = index_bytes(o.index_type);
-    st = output_check(ctx, out_buf, out_offset, capacity, (uint64_t)width, ib);
     if (!st)
-        st = buffer_check(ctx, offsets_buf, "offsets", offsets_offset, batches + 1,
-                          sizeof(cl_long));
-    if (!st)
-        st = job_init(ctx, &job, &t, pred);
-    if (!st)
-        st = job_bind(ctx, &job, in_buf, in_offset);
+        st = output_check(ctx, out_buf, out_offset, capacity, (uint64_t)width, ib);
     if (!st) {
-        job_coords(&job, &o, width);
         job.out = out_buf;
         job.out_off = out_offset / ib;
         job.capacity = capacity;
-        job.batches = batches;
-        job.offsets = job.count = offsets_buf;
-        job.offsets_off = offsets_offset / sizeof(cl_long);
-        job.count_off = job.offsets_off + batches;
         chain ch;
         chain_begin(&ch, ctx, num_events, wait_list);
         st = job_run(&ch, &job);
         st = chain_end(&ch, st, out_event);
+    }
+    job_release(&job);
+    return st;
+}
+
+clnz_status clnz_nonzero_batched_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                                       size_t in_offset, const clnz_predicate *pred,
+                                       const clnz_nonzero_options *opts, cl_mem *out_buf,
+                                       uint64_t *count, cl_mem offsets_buf,
+                                       size_t offsets_offset, cl_uint num_events,
+                                       const cl_event *wait_list, cl_event *out_event)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    clnz_nonzero_options o = {0};
+    nz_job job = {0};
+    int width;
+    clnz_status st = exact_outputs(ctx, out_buf, count);
+    if (!st)
+        st = events_check(ctx, num_events, wait_list);
+    if (!st)
+        st = device_job(ctx, in, in_buf, in_offset, pred, opts, offsets_buf, offsets_offset,
+                        &job, &o, &width);
+    if (!st) {
+        exact_entries e = {UINT64_MAX, (size_t)width * index_bytes(o.index_type), 0, 0};
+        st = job_run_exact(ctx, &job, &e, num_events, wait_list, out_buf, count, out_event);
     }
     job_release(&job);
     return st;

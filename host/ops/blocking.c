@@ -61,11 +61,28 @@ static clnz_status chosen(host_job *h)
     return h->s ? CLNZ_SUCCESS : strategy_choose(h->ch.ctx, &h->job, &h->s);
 }
 
-static clnz_status new_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *what)
+clnz_status rw_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *what)
 {
     cl_int e = CL_SUCCESS;
     *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);
     return CL_CHECK(ctx, e, what);
+}
+
+clnz_status result_fits(clnz_context *ctx, uint64_t entries, size_t entry_bytes)
+{
+    if (!entry_bytes || entries <= ctx->max_alloc / entry_bytes)
+        return CLNZ_SUCCESS;
+    return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                    "the result (%llu entries of %zu bytes) exceeds the device's largest "
+                    "allocation (%llu bytes)",
+                    (unsigned long long)entries, entry_bytes, (unsigned long long)ctx->max_alloc);
+}
+
+clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
+                          const clnz_predicate *pred, cl_mem buf, size_t byte_off)
+{
+    clnz_status st = job_init(ctx, job, t, pred);
+    return st ? st : job_bind(ctx, job, buf, byte_off);
 }
 
 clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
@@ -94,13 +111,13 @@ clnz_status host_job_count(host_job *h, int64_t *offsets)
     nz_job *job = &h->job;
     clnz_status st = chosen(h);
     if (!st && job->batches && !h->offsetsb) {
-        st = new_buffer(ctx, (size_t)(job->batches + 1) * sizeof(cl_long), &h->offsetsb,
+        st = rw_buffer(ctx, (size_t)(job->batches + 1) * sizeof(cl_long), &h->offsetsb,
                         "clCreateBuffer(offsets)");
         job->offsets = job->count = h->offsetsb;
         job->offsets_off = 0;
         job->count_off = job->batches;
     } else if (!st && !job->batches && !h->countb) {
-        st = new_buffer(ctx, sizeof(cl_ulong), &h->countb, "clCreateBuffer(count)");
+        st = rw_buffer(ctx, sizeof(cl_ulong), &h->countb, "clCreateBuffer(count)");
         job->count = h->countb;
         job->count_off = 0;
     }
@@ -134,7 +151,7 @@ static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uin
     if (!stage)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes);
     cl_mem buf = NULL;
-    clnz_status st = new_buffer(ctx, bytes, &buf, "clCreateBuffer(result)");
+    clnz_status st = rw_buffer(ctx, bytes, &buf, "clCreateBuffer(result)");
     if (!st) {
         job->count = job->out = buf;
         job->count_off = 0;
@@ -184,12 +201,9 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
     if (st)
         return st;
     *entries = fixed != UINT64_MAX ? fixed : h->z;
-    if (entry_bytes && *entries > ctx->max_alloc / entry_bytes)
-        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "the result (%llu entries of %zu bytes) exceeds the device's largest "
-                        "allocation (%llu bytes)",
-                        (unsigned long long)*entries, entry_bytes,
-                        (unsigned long long)ctx->max_alloc);
+    st = result_fits(ctx, *entries, entry_bytes);
+    if (st)
+        return st;
     size_t bytes = (size_t)*entries * entry_bytes;
     cl_mem outb = NULL;
     st = result_alloc(ctx, bytes, host, &outb);

@@ -145,6 +145,45 @@ clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
     return CL_CHECK(ctx, e, "clCreateBuffer(pixel mask)");
 }
 
+/* What both device-resident forms do first: the pixel mask of `in` into
+ * a new buffer (*mask, the caller's to release), enqueued after the
+ * caller's events; *done is its event (NULL when there was nothing to do). */
+static clnz_status device_mask(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                               size_t in_offset, const clnz_predicate *pred,
+                               clnz_channel_rule rule, const clnz_nonzero_options *o,
+                               channel_plan *c, cl_uint num_events, const cl_event *wait_list,
+                               cl_mem *mask, cl_event *done)
+{
+    tensor_info t;
+    int64_t base;
+    *mask = NULL;
+    *done = NULL;
+    clnz_status st = events_check(ctx, num_events, wait_list);
+    if (!st)
+        st = tensor_check(ctx, in, &t);
+    if (!st)
+        st = channel_plan_make(ctx, &t, pred, o, rule, c);
+    if (!st)
+        st = tensor_base(ctx, &c->t, in_buf, in_offset, &base);
+    if (!st)
+        st = pixel_mask_buffer(ctx, c->pixels.n, mask);
+    if (!st)
+        st = channel_mask_enqueue(ctx, c, in_buf, base, rule, *mask, num_events, wait_list,
+                                  done);
+    return st;
+}
+
+/* Releases what device_mask made: OpenCL frees the mask once the commands
+ * using it are done. */
+static clnz_status device_mask_end(cl_mem mask, cl_event done, clnz_status st)
+{
+    if (done)
+        clReleaseEvent(done);
+    if (mask)
+        clReleaseMemObject(mask);
+    return st;
+}
+
 clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *in,
                                           cl_mem in_buf, size_t in_offset,
                                           const clnz_predicate *pred, clnz_channel_rule rule,
@@ -160,32 +199,43 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
     ctx_clear_message(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
-    tensor_info t;
     channel_plan c;
-    int64_t base;
-    cl_mem mask = NULL;
-    cl_event done = NULL;
-    clnz_status st = events_check(ctx, num_events, wait_list);
-    if (!st)
-        st = tensor_check(ctx, in, &t);
-    if (!st)
-        st = channel_plan_make(ctx, &t, pred, o, rule, &c);
-    if (!st)
-        st = tensor_base(ctx, &c.t, in_buf, in_offset, &base);
-    if (!st)
-        st = pixel_mask_buffer(ctx, c.pixels.n, &mask);
-    if (!st)
-        st = channel_mask_enqueue(ctx, &c, in_buf, base, rule, mask, num_events, wait_list,
-                                  &done);
+    cl_mem mask;
+    cl_event done;
+    clnz_status st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &c, num_events,
+                                 wait_list, &mask, &done);
     if (!st) /* the predicate is applied: nonzero over the pixel bytes */
         st = clnz_nonzero_enqueue(ctx, &c.mask, mask, 0, NULL, o, out_buf, out_offset, capacity,
                                   count_buf, count_offset, done ? 1 : 0, done ? &done : NULL,
                                   out_event);
-    if (done)
-        clReleaseEvent(done);
-    if (mask) /* freed by OpenCL once the commands using it are done */
-        clReleaseMemObject(mask);
-    return st;
+    return device_mask_end(mask, done, st);
+}
+
+clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in,
+                                        cl_mem in_buf, size_t in_offset,
+                                        const clnz_predicate *pred, clnz_channel_rule rule,
+                                        const clnz_nonzero_options *opts, cl_mem *out_buf,
+                                        uint64_t *count, cl_mem count_buf, size_t count_offset,
+                                        cl_uint num_events, const cl_event *wait_list,
+                                        cl_event *out_event)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    clnz_nonzero_options defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
+    channel_plan c;
+    cl_mem mask = NULL;
+    cl_event done = NULL;
+    clnz_status st = exact_outputs(ctx, out_buf, count);
+    if (!st)
+        st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &c, num_events, wait_list,
+                         &mask, &done);
+    if (!st)
+        st = clnz_nonzero_alloc(ctx, &c.mask, mask, 0, NULL, o, out_buf, count, count_buf,
+                                count_offset, done ? 1 : 0, done ? &done : NULL, out_event);
+    return device_mask_end(mask, done, st);
 }
 
 clnz_status pixel_mask_read(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl_event done,
@@ -193,9 +243,7 @@ clnz_status pixel_mask_read(clnz_context *ctx, cl_mem mask, uint64_t pixels, cl_
 {
     if (!pixels)
         return CLNZ_SUCCESS;
-    cl_int e = clEnqueueReadBuffer(ctx->queue, mask, CL_TRUE, 0, (size_t)pixels, dst,
-                                   done ? 1 : 0, done ? &done : NULL, NULL);
-    return CL_CHECK(ctx, e, "clEnqueueReadBuffer(pixel mask)");
+    return read_after(ctx, mask, 0, (size_t)pixels, dst, done ? 1 : 0, done ? &done : NULL);
 }
 
 clnz_status channels_mask_direct(clnz_context *ctx, const tensor_info *t, const void *data,

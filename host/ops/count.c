@@ -20,9 +20,7 @@ clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem 
     if (!st)
         st = tensor_check(ctx, in, &t);
     if (!st)
-        st = job_init(ctx, &job, &t, pred);
-    if (!st)
-        st = job_bind(ctx, &job, in_buf, in_offset);
+        st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
     if (st) {
         job_release(&job);
         return st;

@@ -7,6 +7,15 @@
 
 #include <stdlib.h>
 
+/* A device-resident nonzero's input checked: its tensor and the options
+ * (*width: coordinates per entry). */
+static clnz_status device_input(clnz_context *ctx, const clnz_tensor *in,
+                                const clnz_nonzero_options *o, tensor_info *t, int *width)
+{
+    clnz_status st = tensor_check(ctx, in, t);
+    return st ? st : nz_check_options(ctx, t, o, width);
+}
+
 clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                  size_t in_offset, const clnz_predicate *pred,
                                  const clnz_nonzero_options *opts, cl_mem out_buf,
@@ -25,18 +34,14 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
     int width;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = tensor_check(ctx, in, &t);
-    if (!st)
-        st = nz_check_options(ctx, &t, o, &width);
+        st = device_input(ctx, in, o, &t, &width);
     size_t ib = index_bytes(o->index_type);
     if (!st)
         st = output_check(ctx, out_buf, out_offset, capacity, nz_per_entry(o, width), ib);
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
     if (!st)
-        st = job_init(ctx, &job, &t, pred);
-    if (!st)
-        st = job_bind(ctx, &job, in_buf, in_offset);
+        st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
     if (st) {
         job_release(&job);
         return st;
@@ -54,6 +59,45 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
         st = job_fill(&ch, &job, o->fill);
     st = chain_end(&ch, st, out_event);
     job_release(&job); /* freed once the kernels using it are done */
+    return st;
+}
+
+clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                               size_t in_offset, const clnz_predicate *pred,
+                               const clnz_nonzero_options *opts, cl_mem *out_buf,
+                               uint64_t *count, cl_mem count_buf, size_t count_offset,
+                               cl_uint num_events, const cl_event *wait_list,
+                               cl_event *out_event)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    clnz_nonzero_options defaults;
+    const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
+    tensor_info t;
+    nz_job job = {0};
+    cl_mem own_count = NULL;
+    int width;
+    clnz_status st = exact_outputs(ctx, out_buf, count);
+    if (!st)
+        st = events_check(ctx, num_events, wait_list);
+    if (!st)
+        st = device_input(ctx, in, o, &t, &width);
+    if (!st)
+        st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
+    if (!st)
+        st = exact_count_buffer(ctx, &job, count_buf, count_offset, &own_count);
+    if (!st) {
+        job_coords(&job, o, width);
+        exact_entries e = {o->has_size ? (uint64_t)o->size : UINT64_MAX,
+                           nz_per_entry(o, width) * index_bytes(o->index_type), o->has_size,
+                           o->fill};
+        st = job_run_exact(ctx, &job, &e, num_events, wait_list, out_buf, count, out_event);
+    }
+    if (own_count) /* released by OpenCL once the commands using it are done */
+        clReleaseMemObject(own_count);
+    job_release(&job);
     return st;
 }
 

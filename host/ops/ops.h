@@ -51,11 +51,43 @@ void fill_program(program_ref *r);
 int image_programs(int pred_nonzero, program_ref *out, int max);
 
 /* ---- on the device (blocking.c) ---- */
+/* A read-write device buffer of `bytes` (what names it in a message). */
+clnz_status rw_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *what);
+/* CLNZ_ERROR_TOO_LARGE unless `entries` of entry_bytes fit one allocation. */
+clnz_status result_fits(clnz_context *ctx, uint64_t entries, size_t entry_bytes);
+/* job_init and job_bind: a job on a checked input in a caller's buffer. */
+clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
+                          const clnz_predicate *pred, cl_mem buf, size_t byte_off);
 /* Static capacity: the entries from the count up to the capacity get the
  * fill value (kernels/fill.cl's nz_fill). */
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill);
 /* A whole job through the chosen strategy: what the device-resident calls do. */
 clnz_status job_run(chain *ch, nz_job *job);
+
+/* ---- results of exactly the count's size on the device (exact.c) ---- */
+/* The *_alloc calls' result pointers: not NULL, and cleared. */
+clnz_status exact_outputs(clnz_context *ctx, cl_mem *out_buf, uint64_t *count);
+/* Where an *_alloc call's job puts its count: the caller's count_buf
+ * (checked), or without one a temporary 8-byte buffer (*owned, for the
+ * caller to release whatever happens). */
+clnz_status exact_count_buffer(clnz_context *ctx, nz_job *job, cl_mem count_buf,
+                               size_t count_offset, cl_mem *owned);
+/* How many entries of what size an *_alloc result holds: `fixed` if not
+ * UINT64_MAX (a static size), else the count; has_fill: the entries past
+ * the count get `fill`. */
+typedef struct {
+    uint64_t fixed;
+    size_t entry_bytes;
+    int has_fill;
+    int64_t fill;
+} exact_entries;
+/* Runs a bound job after the caller's events: its count, one 8-byte read
+ * of it into *count, a buffer of exactly the entries (*out_buf; NULL for
+ * no bytes) and the entries written into it, enqueued. On failure
+ * *out_buf is NULL. */
+clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e,
+                          cl_uint n_wait, const cl_event *wait, cl_mem *out_buf,
+                          uint64_t *count, cl_event *out_event);
 
 /* ---- a job on a host array (blocking.c) ---- */
 typedef struct {

@@ -38,6 +38,25 @@ static clnz_status select_inputs(clnz_context *ctx, const clnz_tensor *x, const 
     return st ? st : select_same_shape(ctx, xi, mi);
 }
 
+/* A device-resident select's job: the predicate on the mask (x itself
+ * when there is none), x's values for entries; *xi gets x. */
+static clnz_status device_job(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
+                              size_t x_offset, const clnz_tensor *mask, cl_mem mask_buf,
+                              size_t mask_offset, const clnz_predicate *pred, tensor_info *xi,
+                              nz_job *job)
+{
+    if (!mask)
+        mask_buf = x_buf, mask_offset = x_offset;
+    tensor_info mi;
+    int64_t x_base;
+    clnz_status st = select_inputs(ctx, x, mask, xi, &mi);
+    if (!st)
+        st = job_on_buffer(ctx, job, &mi, pred, mask_buf, mask_offset);
+    if (!st)
+        st = tensor_base(ctx, xi, x_buf, x_offset, &x_base);
+    return st ? st : job_bind_values(ctx, job, xi, x_buf, x_base);
+}
+
 clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
                                 size_t x_offset, const clnz_tensor *mask, cl_mem mask_buf,
                                 size_t mask_offset, const clnz_predicate *pred, cl_mem out_buf,
@@ -49,26 +68,15 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     ctx_clear_message(ctx);
-    if (!mask)
-        mask_buf = x_buf, mask_offset = x_offset;
-    tensor_info xi, mi;
+    tensor_info xi;
     nz_job job = {0};
-    int64_t x_base;
     clnz_status st = events_check(ctx, num_events, wait_list);
     if (!st)
-        st = select_inputs(ctx, x, mask, &xi, &mi);
-    if (!st)
-        st = job_init(ctx, &job, &mi, pred);
+        st = device_job(ctx, x, x_buf, x_offset, mask, mask_buf, mask_offset, pred, &xi, &job);
     if (!st)
         st = output_check(ctx, out_buf, out_offset, capacity, 1, xi.elem);
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
-    if (!st)
-        st = job_bind(ctx, &job, mask_buf, mask_offset);
-    if (!st)
-        st = tensor_base(ctx, &xi, x_buf, x_offset, &x_base);
-    if (!st)
-        st = job_bind_values(ctx, &job, &xi, x_buf, x_base);
     if (!st) {
         job.out = out_buf;
         job.out_off = out_offset / xi.elem;
@@ -80,6 +88,37 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
         st = job_run(&ch, &job);
         st = chain_end(&ch, st, out_event);
     }
+    job_release(&job);
+    return st;
+}
+
+clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_buf,
+                              size_t x_offset, const clnz_tensor *mask, cl_mem mask_buf,
+                              size_t mask_offset, const clnz_predicate *pred, cl_mem *out_buf,
+                              uint64_t *count, cl_mem count_buf, size_t count_offset,
+                              cl_uint num_events, const cl_event *wait_list,
+                              cl_event *out_event)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    tensor_info xi;
+    nz_job job = {0};
+    cl_mem own_count = NULL;
+    clnz_status st = exact_outputs(ctx, out_buf, count);
+    if (!st)
+        st = events_check(ctx, num_events, wait_list);
+    if (!st)
+        st = device_job(ctx, x, x_buf, x_offset, mask, mask_buf, mask_offset, pred, &xi, &job);
+    if (!st)
+        st = exact_count_buffer(ctx, &job, count_buf, count_offset, &own_count);
+    if (!st) {
+        exact_entries e = {UINT64_MAX, xi.elem, 0, 0};
+        st = job_run_exact(ctx, &job, &e, num_events, wait_list, out_buf, count, out_event);
+    }
+    if (own_count) /* released by OpenCL once the commands using it are done */
+        clReleaseMemObject(own_count);
     job_release(&job);
     return st;
 }

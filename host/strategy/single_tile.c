@@ -35,7 +35,7 @@ static clnz_status single_write(chain *ch, nz_job *job, int counted)
         return job_empty(ch, job);
     tile_kit kit;
     clnz_status st = tile_kit_make(ch->ctx, job, &kit);
-    return st ? st : tile_write(ch, job, &kit, job->count, job->count_off, 0, 1);
+    return st ? st : tile_write(ch, job, &kit, job->count, job->count_off, 0, 0, 1);
 }
 
 static clnz_status single_count(chain *ch, nz_job *job)

@@ -139,13 +139,21 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit);
 void tile_programs(const job_kind *k, program_ref *count, program_ref *write);
 /* The write pass (nz_write or sel_write) over the kit's tiles. single: one
  * tile that counts for itself, its total to offsets[offsets_off]; else the
- * tile offsets are in ctx->scratch and the work-item counts at items_off. */
+ * tile offsets are in ctx->scratch and the work-item counts at items_off,
+ * and, bits_off not 0, the selection bits tile_count kept from u32 element
+ * bits_off on. */
 clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offsets,
-                       uint64_t offsets_off, uint64_t items_off, int single);
+                       uint64_t offsets_off, uint64_t items_off, uint64_t bits_off,
+                       int single);
 /* The counting pass: each tile's count to tile_counts[tile], each
- * work-item's (32 bits) to ctx->scratch from u32 element items_off on. */
+ * work-item's (32 bits) to ctx->scratch from u32 element items_off on, and
+ * with bits_off not 0 the selection bits (tile_sel_bits_words of them) from
+ * u32 element bits_off on, which the writing pass then reads instead of
+ * the input: only where tile_keeps_sel_bits says it would read them. */
 clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_counts,
-                       uint64_t items_off);
+                       uint64_t items_off, uint64_t bits_off);
+int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit);
+uint64_t tile_sel_bits_words(const nz_job *job);
 /* The CSR offsets of a batched job, from what tile_count and the scan of its
  * tile counts left in ctx->scratch (tile offsets from element 0). */
 clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint64_t items_off);

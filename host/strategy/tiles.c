@@ -39,17 +39,32 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
     return st;
 }
 
+int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit)
+{
+    /* nz_write's runs (kernels/nonzero.cl) are the readers: coordinates of a
+     * contiguous input, flat, 1-D, or one column per dimension; chunks start
+     * on a word when items is a multiple of the word's 32 elements */
+    const tensor_info *t = &job->t;
+    int runs = job->layout == ABI_LAYOUT_FLAT || (t->krank == 1 && job->width == 1) ||
+               (t->krank >= 2 && job->width == t->krank);
+    return job->emit == ABI_EMIT_COORDS && t->contiguous && runs && kit->cfg.items % 32 == 0;
+}
+
+uint64_t tile_sel_bits_words(const nz_job *job) { return (job->t.n + 31) / 32; }
+
 clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_counts,
-                       uint64_t items_off)
+                       uint64_t items_off, uint64_t bits_off)
 {
     clnz_context *ctx = ch->ctx;
     job_args a;
     job_args_of(job, ch->ctx->scratch, &a);
-    cl_ulong zero = 0, a_items_off = items_off;
+    cl_ulong zero = 0, a_items_off = items_off, a_bits_off = bits_off;
+    cl_int keep = bits_off != 0;
     cl_uint p2 = kit->cfg.p2, items = (cl_uint)kit->cfg.items;
     karg args[] = {JOB_KARGS_IN(a),      KARG(tile_counts), KARG(zero),
-                   KARG(ctx->scratch),  KARG(a_items_off), KARG(p2),
-                   KLOCAL(p2 * sizeof(cl_ulong)), KARG(items)};
+                   KARG(ctx->scratch),  KARG(a_items_off), KARG(a_bits_off),
+                   KARG(keep),          KARG(p2),          KLOCAL(p2 * sizeof(cl_ulong)),
+                   KARG(items)};
     clnz_status st = set_args(ctx, kit->count_k, "nz_count", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = chain_launch(ch, kit->count_k, "nz_count", (size_t)kit->tiles * kit->cfg.wg,
@@ -89,7 +104,7 @@ clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint
 }
 
 clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offsets,
-                       uint64_t offsets_off, uint64_t items_off, int single)
+                       uint64_t offsets_off, uint64_t items_off, uint64_t bits_off, int single)
 {
     clnz_context *ctx = ch->ctx;
     job_args a;
@@ -102,8 +117,8 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
     /* the kernel needs a valid output even when it writes none */
     cl_mem out = writes ? job->out : ctx->scratch;
     cl_ulong a_out_off = writes ? job->out_off : 0, cap = writes ? job->capacity : 0;
-    cl_ulong a_offsets_off = offsets_off, a_items_off = items_off;
-    cl_int a_single = single;
+    cl_ulong a_offsets_off = offsets_off, a_items_off = items_off, a_bits_off = bits_off;
+    cl_int a_single = single, keep = bits_off != 0;
     cl_uint p2 = kit->cfg.p2, items = (cl_uint)kit->cfg.items;
     clnz_status st;
     const char *name;
@@ -122,12 +137,12 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
         name = "nz_write";
         cl_int layout = job->layout, width = job->width, reverse = job->reverse;
         cl_int idx = (cl_int)job->idx_bytes;
-        karg args[] = {JOB_KARGS_IN(a),      KARG(offsets), KARG(a_offsets_off),
-                       KARG(ctx->scratch),  KARG(a_items_off), KARG(out),
-                       KARG(a_out_off),     KARG(cap),     KARG(layout),
-                       KARG(width),         KARG(reverse), KARG(idx),
-                       KARG(a_single),      KARG(p2),      KLOCAL(p2 * sizeof(cl_ulong)),
-                       KARG(items)};
+        karg args[] = {JOB_KARGS_IN(a),     KARG(offsets),   KARG(a_offsets_off),
+                       KARG(ctx->scratch), KARG(a_items_off), KARG(a_bits_off),
+                       KARG(keep),         KARG(out),         KARG(a_out_off),
+                       KARG(cap),          KARG(layout),      KARG(width),
+                       KARG(reverse),      KARG(idx),         KARG(a_single),
+                       KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong)), KARG(items)};
         st = set_args(ctx, kit->write_k, name, args, (int)(sizeof args / sizeof args[0]));
     }
     if (!st)

@@ -10,11 +10,12 @@
 
 /* ctx->scratch while a job runs: the tile counts (then offsets, u64), the
  * scan's levels, then one u32 count per work-item from u32 element
- * items_off on. */
+ * items_off on, then, where the writing pass reads them, the selection bits
+ * the counting pass keeps, from u32 element bits_off on (0: none kept). */
 typedef struct {
     tile_kit kit;
     scan_kit scan;
-    uint64_t items_off;
+    uint64_t items_off, bits_off;
 } two_pass_plan;
 
 static clnz_status plan_make(clnz_context *ctx, const nz_job *job, two_pass_plan *p)
@@ -26,8 +27,13 @@ static clnz_status plan_make(clnz_context *ctx, const nz_job *job, two_pass_plan
         return st;
     uint64_t elems = p->kit.tiles + scan_scratch_elems(&p->scan, p->kit.tiles);
     p->items_off = elems * 2;
-    return plan_scratch(ctx, (size_t)(elems * sizeof(cl_ulong) +
-                                      p->kit.tiles * p->kit.cfg.wg * sizeof(cl_uint)));
+    uint64_t u32s = p->items_off + p->kit.tiles * p->kit.cfg.wg;
+    p->bits_off = 0;
+    if (tile_keeps_sel_bits(job, &p->kit)) {
+        p->bits_off = u32s;
+        u32s += tile_sel_bits_words(job);
+    }
+    return plan_scratch(ctx, (size_t)(u32s * sizeof(cl_uint)));
 }
 
 static int two_pass_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
@@ -39,7 +45,7 @@ static int two_pass_serves(clnz_context *ctx, const nz_job *job, char *why, size
 static clnz_status counted(chain *ch, nz_job *job, const two_pass_plan *p)
 {
     clnz_context *ctx = ch->ctx;
-    clnz_status st = tile_count(ch, job, &p->kit, ctx->scratch, p->items_off);
+    clnz_status st = tile_count(ch, job, &p->kit, ctx->scratch, p->items_off, p->bits_off);
     if (!st)
         st = scan_run(ch, &p->scan, ctx->scratch, 0, ctx->scratch, 0, p->kit.tiles, job->count,
                       job->count_off, p->kit.tiles);
@@ -66,7 +72,7 @@ static clnz_status two_pass_write(chain *ch, nz_job *job, int already_counted)
     if (!st && !already_counted)
         st = counted(ch, job, &p);
     if (!st)
-        st = tile_write(ch, job, &p.kit, ch->ctx->scratch, 0, p.items_off, 0);
+        st = tile_write(ch, job, &p.kit, ch->ctx->scratch, 0, p.items_off, p.bits_off, 0);
     return st;
 }
 

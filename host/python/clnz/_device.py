@@ -3,9 +3,11 @@ device-resident calls. Inputs stay where they are (buffer, offset and
 strides as they come), results are pyopencl arrays on the clnz context's
 queue, and every step waits on the events of the one before (the arrays'
 own `events` included), so nothing blocks the host. A result whose size is
-the count (nonzero, select, batched) reads that count, 8 bytes, once: the
-call runs with no room first (it then only counts), and again into an
-array of exactly that size. Imported only once a pyopencl array is seen."""
+the count (nonzero, select, batched) comes from the library's *_alloc
+calls: one pass counts, the count (8 bytes) is read back once, and the
+library allocates a buffer of exactly that size and enqueues the writing
+into it; the array is made over that buffer. Imported only once a pyopencl
+array is seen."""
 import ctypes
 import threading
 import weakref
@@ -98,13 +100,21 @@ def done(ev, *arrays):
     return ev
 
 
-def read_int64(ctx, a, index, ev):
-    """One int64 of a device array on the host: the single read an
-    exact-size result costs."""
-    host = np.empty(1, np.int64)
-    cl.enqueue_copy(ctx.queue, host, a.base_data, src_offset=a.offset + 8 * index,
-                    wait_for=[ev] if ev is not None else None, is_blocking=True)
-    return int(host[0])
+def enqueue_exact(ctx, fn, head, count_buf, waits=()):
+    """Calls a clnz_*_alloc function: (the result's buffer, or None for a
+    result of no bytes; the count; the event of its last command)."""
+    out, z = ctypes.c_void_p(), ctypes.c_uint64()
+    ev = enqueue(ctx, fn, *head, ctypes.byref(out), ctypes.byref(z), count_buf, 0, waits=waits)
+    buf = cl.Buffer.from_int_ptr(out.value, retain=False) if out.value else None
+    return buf, z.value, ev
+
+
+def over(ctx, buf, shape, dtype):
+    """A pyopencl array over a buffer the library allocated (None: the
+    result has no bytes, and the array none either)."""
+    if buf is None:
+        return cla.empty(ctx.queue, shape, dtype)
+    return cla.Array(ctx.queue, shape, dtype, data=buf)
 
 
 def _entries_shape(opts, width, capacity):
@@ -118,51 +128,38 @@ def _entries_shape(opts, width, capacity):
 def nonzero(ctx, a, pred, opts, rule=None):
     """(entries, count) with the count a 0-d int64 array on the device:
     exactly z entries, or opts.size with a static size (then nothing is
-    read back)."""
+    read back: the capacity form)."""
     src = Input(ctx, a, "input")
     q = ctx.queue
     rank = len(src.view.shape) - (rule is not None)
     width = L.clnz_nonzero_width(ctypes.byref(opts), max(rank, 0))
     idx = _core.INDEX_DTYPES[opts.index_type]
     count = cla.empty(q, (), np.int64)
-
-    def run(out, capacity, waits):
-        head = (src.view.ref(), src.buf, src.offset, ctypes.byref(pred))
-        if rule is None:
-            return enqueue(ctx, L.clnz_nonzero_enqueue, *head, ctypes.byref(opts), mem(out), 0,
-                           capacity, mem(count), 0, waits=waits)
-        return enqueue(ctx, L.clnz_nonzero_channels_enqueue, *head, rule, ctypes.byref(opts),
-                       mem(out), 0, capacity, mem(count), 0, waits=waits)
-
-    waits = src.waits
+    head = (src.view.ref(), src.buf, src.offset, ctypes.byref(pred)) + \
+        (() if rule is None else (rule,)) + (ctypes.byref(opts),)
     if opts.has_size:
-        capacity = opts.size
-    else:
-        ev = run(None, 0, waits)
-        capacity = read_int64(ctx, count, 0, ev)
-        waits = waits + [ev.int_ptr if ev else None]
-    out = cla.empty(q, _entries_shape(opts, width, capacity), idx)
-    done(run(out, capacity, waits), out, count)
+        out = cla.empty(q, _entries_shape(opts, width, opts.size), idx)
+        fn = L.clnz_nonzero_enqueue if rule is None else L.clnz_nonzero_channels_enqueue
+        done(enqueue(ctx, fn, *head, mem(out), 0, opts.size, mem(count), 0, waits=src.waits),
+             out, count)
+        return out, count
+    fn = L.clnz_nonzero_alloc if rule is None else L.clnz_nonzero_channels_alloc
+    buf, z, ev = enqueue_exact(ctx, fn, head, mem(count), src.waits)
+    out = over(ctx, buf, _entries_shape(opts, width, z), idx)
+    done(ev, out, count)
     return out, count
 
 
 def batched(ctx, a, pred, opts):
     src = Input(ctx, a, "input")
-    q = ctx.queue
     shape = src.view.shape
-    batches = shape[0] if shape else 0
-    offsets = cla.empty(q, (batches + 1,), np.int64)
+    offsets = cla.empty(ctx.queue, ((shape[0] if shape else 0) + 1,), np.int64)
     idx = _core.INDEX_DTYPES[opts.index_type]
-
-    def run(out, capacity, waits):
-        return enqueue(ctx, L.clnz_nonzero_batched_enqueue, src.view.ref(), src.buf, src.offset,
-                       ctypes.byref(pred), ctypes.byref(opts), mem(out), 0, capacity,
-                       mem(offsets), 0, waits=waits)
-
-    ev = run(None, 0, src.waits)
-    z = read_int64(ctx, offsets, batches, ev)
-    out = cla.empty(q, (z, max(len(shape) - 1, 0)), idx)
-    done(run(out, z, src.waits + [ev.int_ptr if ev else None]), out, offsets)
+    head = (src.view.ref(), src.buf, src.offset, ctypes.byref(pred), ctypes.byref(opts))
+    buf, z, ev = enqueue_exact(ctx, L.clnz_nonzero_batched_alloc, head, mem(offsets),
+                               src.waits)
+    out = over(ctx, buf, (z, max(len(shape) - 1, 0)), idx)
+    done(ev, out, offsets)
     return out, offsets
 
 
@@ -208,20 +205,12 @@ def count_axes(ctx, a, counted, pred):
 def select(ctx, x, mask, pred):
     xs = Input(ctx, x, "x")
     ms = Input(ctx, mask, "mask") if mask is not None else None
-    q = ctx.queue
-    count_ = cla.empty(q, (), np.int64)
-
-    def run(out, capacity, waits):
-        return enqueue(ctx, L.clnz_select_enqueue, xs.view.ref(), xs.buf, xs.offset,
-                       ms.view.ref() if ms else None, ms.buf if ms else None,
-                       ms.offset if ms else 0, ctypes.byref(pred), mem(out), 0, capacity,
-                       mem(count_), 0, waits=waits)
-
-    waits = xs.waits + (ms.waits if ms else [])
-    ev = run(None, 0, waits)
-    z = read_int64(ctx, count_, 0, ev)
-    out = cla.empty(q, (z,), xs.view.dtype)
-    done(run(out, z, waits + [ev.int_ptr if ev else None]), out)
+    head = (xs.view.ref(), xs.buf, xs.offset, ms.view.ref() if ms else None,
+            ms.buf if ms else None, ms.offset if ms else 0, ctypes.byref(pred))
+    buf, z, ev = enqueue_exact(ctx, L.clnz_select_alloc, head, None,
+                               xs.waits + (ms.waits if ms else []))
+    out = over(ctx, buf, (z,), xs.view.dtype)
+    done(ev, out)
     return out
 
 

@@ -202,6 +202,20 @@ def _declare(lib):
         "clnz_nonzero_channels_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
                                                   c_int, P(NonzeroOptions), mem, c_size_t,
                                                   c_uint64, mem, c_size_t] + triple),
+        # the exact-size forms: the library allocates the result (a cl_mem, or NULL for no
+        # bytes) once it has read the count back
+        "clnz_nonzero_alloc": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                       P(NonzeroOptions), P(c_void_p), P(c_uint64), mem,
+                                       c_size_t] + triple),
+        "clnz_nonzero_channels_alloc": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                                c_int, P(NonzeroOptions), P(c_void_p),
+                                                P(c_uint64), mem, c_size_t] + triple),
+        "clnz_nonzero_batched_alloc": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                               P(NonzeroOptions), P(c_void_p), P(c_uint64), mem,
+                                               c_size_t] + triple),
+        "clnz_select_alloc": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Tensor), mem, c_size_t,
+                                      P(Predicate), P(c_void_p), P(c_uint64), mem,
+                                      c_size_t] + triple),
     }
     for name, (res, args) in protos.items():
         f = getattr(lib, name)

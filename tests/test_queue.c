@@ -1,0 +1,269 @@
+/* test_queue.c: a caller's queue stays the caller's (clnz.h, at
+ * clnz_context_wrap): no clnz call finishes it, a call that blocks waits on
+ * its own commands only. On an out-of-order queue the rule can be seen: a
+ * command of the caller's waits on a user event that the test completes
+ * only at the end, and every blocking call on that queue, and each *_alloc
+ * call, must return meanwhile with the right answer. A call that waits for
+ * the whole queue (clFinish) would wait for that command forever: each call
+ * runs in a thread of its own under a deadline, and one still blocked at
+ * the deadline fails the test (the user event is completed then, so that
+ * it returns). On an in-order queue OpenCL itself orders clnz's commands
+ * after the caller's, so nothing there can show the rule. */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { N = 100000, DEADLINE_S = 120 };
+
+typedef struct {
+    clnz_context *ctx;
+    const float *x;        /* N values, half of them nonzero */
+    const unsigned char *m; /* N mask bytes */
+    cl_mem xbuf;
+    int64_t z_x, z_m;      /* the reference counts */
+} inputs;
+
+/* One blocking call and a check of its result: 0 if right. */
+typedef int (*call_fn)(const inputs *in);
+
+static int call_nonzero(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    clnz_result r;
+    if (clnz_nonzero(in->ctx, &t, in->x, NULL, NULL, &r))
+        return 1;
+    /* z x 8 bytes, past the size that comes home with its count in one read */
+    int bad = r.count != in->z_x || r.shape[0] != in->z_x;
+    for (int64_t k = 0, i = 0; !bad && i < N; ++i)
+        if (in->x[i] != 0.0f)
+            bad = ((int64_t *)r.indices)[k++] != i;
+    clnz_result_free(&r);
+    return bad;
+}
+
+static int call_count(const inputs *in)
+{
+    int64_t shape[1] = {N}, z = 0;
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    return clnz_count(in->ctx, &t, in->x, NULL, &z) || z != in->z_x;
+}
+
+static int call_select(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL}, mt = {CLNZ_U8, 1, shape, NULL};
+    clnz_array a;
+    if (clnz_select(in->ctx, &t, in->x, &mt, in->m, NULL, &a))
+        return 1;
+    int bad = a.shape[0] != in->z_m;
+    for (int64_t k = 0, i = 0; !bad && i < N; ++i)
+        if (in->m[i])
+            bad = ((float *)a.data)[k++] != in->x[i];
+    clnz_array_free(&a);
+    return bad;
+}
+
+static int call_where(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor mt = {CLNZ_U8, 1, shape, NULL}, t = {CLNZ_F32, 1, shape, NULL};
+    clnz_operand x = clnz_operand_array(&t), y = clnz_operand_float(-1.0);
+    clnz_array a;
+    if (clnz_where(in->ctx, &mt, in->m, NULL, &x, in->x, &y, NULL, &a))
+        return 1;
+    int bad = 0;
+    for (int64_t i = 0; !bad && i < N; ++i)
+        bad = ((float *)a.data)[i] != (in->m[i] ? in->x[i] : -1.0f);
+    clnz_array_free(&a);
+    return bad;
+}
+
+static int call_batched(const inputs *in)
+{
+    int64_t shape[2] = {N / 100, 100};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    clnz_result r;
+    clnz_array offs;
+    if (clnz_nonzero_batched(in->ctx, &t, in->x, NULL, NULL, &r, &offs))
+        return 1;
+    int bad = r.count != in->z_x || ((int64_t *)offs.data)[N / 100] != in->z_x;
+    clnz_result_free(&r);
+    clnz_array_free(&offs);
+    return bad;
+}
+
+static int call_channels(const inputs *in)
+{
+    int64_t shape[2] = {N / 2, 2};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    clnz_result r;
+    if (clnz_nonzero_channels(in->ctx, &t, in->x, NULL, CLNZ_CHANNELS_ANY, NULL, &r))
+        return 1;
+    int64_t want = 0;
+    for (int64_t p = 0; p < N / 2; ++p)
+        want += in->x[2 * p] != 0.0f || in->x[2 * p + 1] != 0.0f;
+    int bad = r.count != want;
+    clnz_result_free(&r);
+    return bad;
+}
+
+static int call_alloc(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    cl_mem out = NULL;
+    uint64_t z = 0;
+    cl_event ev = NULL;
+    if (clnz_nonzero_alloc(in->ctx, &t, in->xbuf, 0, NULL, NULL, &out, &z, NULL, 0, 0, NULL,
+                           &ev))
+        return 1;
+    int bad = clWaitForEvents(1, &ev) != CL_SUCCESS || z != (uint64_t)in->z_x;
+    clReleaseEvent(ev);
+    if (out)
+        clReleaseMemObject(out);
+    return bad;
+}
+
+/* ---- a call in a thread, with a deadline ---- */
+typedef struct {
+    call_fn fn;
+    const inputs *in;
+    int result, done;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} job;
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    int r = j->fn(j->in);
+    pthread_mutex_lock(&j->lock);
+    j->result = r;
+    j->done = 1;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+    return NULL;
+}
+
+/* Starts fn in a thread; 1 if it returned before the deadline (its result
+ * in *result). Else 0, and *late is the job still running: the caller
+ * lets it finish (join_late) once the queue can drain. */
+static int returns_in_time(call_fn fn, const inputs *in, int *result, job **late,
+                           pthread_t *thread)
+{
+    job *j = calloc(1, sizeof *j);
+    assert_non_null(j);
+    *j = (job){fn, in, 1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+    assert_int_equal(pthread_create(thread, NULL, run_job, j), 0);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += DEADLINE_S;
+    pthread_mutex_lock(&j->lock);
+    while (!j->done && pthread_cond_timedwait(&j->cond, &j->lock, &until) == 0) {
+    }
+    int in_time = j->done;
+    pthread_mutex_unlock(&j->lock);
+    if (!in_time) {
+        *late = j;
+        return 0;
+    }
+    pthread_join(*thread, NULL);
+    *result = j->result;
+    free(j);
+    return 1;
+}
+
+static void test_blocking_calls_wait_on_their_own_commands(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_device_id dev = clnz_context_device(base);
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q =
+        clCreateCommandQueue(cl, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
+    if (e == CL_INVALID_QUEUE_PROPERTIES || e == CL_INVALID_VALUE)
+        skip(); /* a device without out-of-order queues cannot show the rule */
+    assert_int_equal(e, CL_SUCCESS);
+    clnz_context *ctx;
+    char msg[300];
+    assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
+
+    float *x = malloc(N * sizeof *x);
+    unsigned char *m = malloc(N);
+    inputs in = {ctx, x, m, NULL, 0, 0};
+    for (int i = 0; i < N; ++i) {
+        x[i] = tu_rand() % 2 ? (float)(1 + tu_rand() % 100) : 0.0f;
+        m[i] = (unsigned char)(tu_rand() % 2);
+        in.z_x += x[i] != 0.0f;
+        in.z_m += m[i] != 0;
+    }
+    in.xbuf = tu_buffer(N * sizeof *x, x);
+
+    /* the caller's command, held up by its user event */
+    cl_event user = clCreateUserEvent(cl, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem held = tu_buffer(64, NULL);
+    cl_uint pattern = 7;
+    cl_event filled = NULL;
+    assert_int_equal(clEnqueueFillBuffer(q, held, &pattern, sizeof pattern, 0, 64, 1, &user,
+                                         &filled),
+                     CL_SUCCESS);
+    clFlush(q);
+
+    static const struct {
+        const char *name;
+        call_fn fn;
+    } calls[] = {{"clnz_nonzero", call_nonzero},   {"clnz_count", call_count},
+                 {"clnz_select", call_select},     {"clnz_where", call_where},
+                 {"clnz_nonzero_batched", call_batched},
+                 {"clnz_nonzero_channels", call_channels},
+                 {"clnz_nonzero_alloc", call_alloc}};
+    const char *stuck = NULL, *wrong = NULL;
+    job *late = NULL;
+    pthread_t thread;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0] && !stuck; ++i) {
+        int result = 1;
+        if (!returns_in_time(calls[i].fn, &in, &result, &late, &thread))
+            stuck = calls[i].name;
+        else if (result && !wrong)
+            wrong = calls[i].name;
+    }
+    /* the caller's command was pending all along; now it may run */
+    cl_int status = 0;
+    clGetEventInfo(filled, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    clSetUserEventStatus(user, CL_COMPLETE);
+    assert_int_equal(clWaitForEvents(1, &filled), CL_SUCCESS);
+    if (stuck) { /* its thread returns now that the queue can drain */
+        pthread_join(thread, NULL);
+        free(late);
+        fail_msg("%s still blocked after %d s: it waited for the caller's command", stuck,
+                 DEADLINE_S);
+    }
+    if (wrong)
+        fail_msg("%s gave a wrong result on the out-of-order queue", wrong);
+    assert_true(status > CL_COMPLETE); /* queued or submitted: it had not run */
+    clReleaseEvent(filled);
+    clReleaseEvent(user);
+    clReleaseMemObject(held);
+    clReleaseMemObject(in.xbuf);
+    clnz_context_release(ctx);
+    clReleaseCommandQueue(q);
+    free(x);
+    free(m);
+}
+
+int main(void)
+{
+    tu_seed("test_queue");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
