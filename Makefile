@@ -31,24 +31,24 @@ CMAKEDIR ?= $(LIBDIR)/cmake/clnz
 # .so links to their family's page) and clnz(3), the overview.
 MAN3 = clnz ${shell sed -n 's/^[a-z_ ]*[ *]\(clnz_[a-z0-9_]*\)(.*/\1/p' include/clnz.h}
 
-LIB_SRC = $(wildcard host/core/*.c host/tune/*.c host/strategy/*.c host/ops/*.c host/slices/*.c)
+LIB_SRC = $(wildcard host/core/*.c host/tune/*.c host/strategy/*.c host/ops/*.c host/slices/*.c host/uses/*.c)
 CLI_SRC = $(wildcard host/cli/*.c host/io/*.c)
 LIB_HDR = include/clnz.h kernels/abi.h $(wildcard host/core/*.h host/tune/*.h host/strategy/*.h host/ops/*.h \
-          host/slices/*.h)
+          host/slices/*.h host/uses/*.h)
 CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
-              kernels/image.cl kernels/lookback.cl kernels/stream.cl
+              kernels/image.cl kernels/lookback.cl kernels/stream.cl kernels/fill.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
-             kernels/chunk.cl kernels/value.cl
+             kernels/chunk.cl kernels/value.cl kernels/index.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
-        test_faults test_threads test_strategies test_exact test_queue
+        test_faults test_threads test_strategies test_exact test_queue test_programs
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
-          tests/test_cli_reliability.py tests/test_example.py
+          tests/test_cli_reliability.py tests/test_cli_bundle.py tests/test_example.py
 
 .PHONY: all run example test test-full suites test-asan test-tsan test-valgrind test-oclgrind fuzz \
         install uninstall check-kernels deps clean bench bench-tools
@@ -60,7 +60,7 @@ $(B)/obj/%.o: host/%.c $(LIB_HDR) $(CLI_HDR) Makefile
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/kernels_src.c: $(KERNEL_ALL) scripts/embed-kernels
-	@mkdir -p build
+	@mkdir -p $(B)
 	scripts/embed-kernels $@ $(KERNEL_MAIN)
 
 $(B)/obj/kernels_src.o: $(B)/kernels_src.c Makefile

@@ -67,6 +67,13 @@ typedef int clnz_status;
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
 #define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
 #define CLNZ_ERROR_UNSUPPORTED_STRATEGY (-2012) /* a forced strategy that cannot serve the call */
+/* A program the call needs is in no bundle (nor the program cache) and the
+ * device cannot compile (no compiler, or CLNZ_NO_COMPILE=1); the message
+ * names the program and the bundle option that would include it. */
+#define CLNZ_ERROR_PROGRAM_UNAVAILABLE (-2013)
+/* A program bundle that is malformed, fails a checksum, or was built for
+ * another device, driver or clnz version; the message says which. */
+#define CLNZ_ERROR_BUNDLE_REFUSED (-2014)
 
 /* A short constant name and meaning for any status, OpenCL's included. */
 const char *clnz_status_string(clnz_status status);
@@ -643,6 +650,99 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
 clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *cond_data,
                        const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
                        const clnz_operand *y, const void *y_data, clnz_array *out);
+
+/* ---- declared uses: warm-up and program bundles ---------------------
+ * clnz compiles each program (a kernel file and its -D options: element
+ * type, predicate class, value size) on its first use. A declared set of
+ * uses names the programs ahead of time: clnz_warmup builds them at start
+ * (a service's first request then pays no compile) and a bundle carries
+ * their binaries to a device that cannot compile (FPGAs). Layout, index
+ * type, width, order, size and launch shape are kernel arguments: no use
+ * needs to name them. */
+/* Operations (clnz_uses.ops bits) */
+#define CLNZ_USE_COUNT (1u << 0)    /* clnz_count[_enqueue] */
+#define CLNZ_USE_NONZERO (1u << 1)  /* clnz_nonzero[_enqueue], with or without a static size */
+#define CLNZ_USE_BATCHED (1u << 2)  /* clnz_nonzero_batched[_enqueue] */
+#define CLNZ_USE_SELECT (1u << 3)   /* clnz_select[_enqueue] */
+#define CLNZ_USE_WHERE (1u << 4)    /* clnz_where[_enqueue] */
+#define CLNZ_USE_MASK (1u << 5)     /* clnz_mask_enqueue */
+#define CLNZ_USE_SCAN (1u << 6)     /* clnz_scan_enqueue (u32 and u64) */
+#define CLNZ_USE_CHANNELS (1u << 7) /* clnz_nonzero_channels[_enqueue] */
+#define CLNZ_USE_IMAGE2D (1u << 8)  /* clnz_image2d_nonzero[_enqueue] (every channel type) */
+/* Predicate classes (clnz_uses.predicates bits) */
+#define CLNZ_PREDS_NONZERO (1u << 0) /* nonzero (x != 0): a cheaper program of its own */
+#define CLNZ_PREDS_COMPARE (1u << 1) /* eq, ne, lt, le, gt, ge with a value: one program */
+
+/* What a set of calls needs. A field of 0 takes its default. */
+typedef struct {
+    /* bit (1u << dtype) for each element type the calls take: inputs,
+     * masks, where's conditions, and the values select and where move
+     * (select and where get a program per condition dtype and value size).
+     * 0: every dtype. */
+    uint32_t dtypes;
+    uint32_t ops;        /* CLNZ_USE_*; 0: CLNZ_USE_COUNT | CLNZ_USE_NONZERO */
+    uint32_t predicates; /* CLNZ_PREDS_*; 0: CLNZ_PREDS_NONZERO */
+    /* bit (1u << strategy) for each strategy to cover; 0: those this
+     * context may run (its forced one, else what auto picks on its device:
+     * single-tile and two-pass on CPUs, with lookback on GPUs, stream on
+     * accelerators) */
+    uint32_t strategies;
+} clnz_uses;
+
+/* Sets one field of *uses from a comma-separated list of names, as the
+ * command line takes them: axis "dtypes" (bool, u8, ..., f64), "ops" (count,
+ * nonzero, batched, select, where, mask, scan, channels, image2d),
+ * "predicates" (nonzero, compare, or an op: eq, ne, lt, le, gt, ge) or
+ * "strategies" (single-tile, two-pass, lookback, stream); "all" names every
+ * one. An unknown axis or name is CLNZ_ERROR_INVALID_VALUE with the reason
+ * in msg (if not NULL). */
+clnz_status clnz_uses_parse(clnz_uses *uses, const char *axis, const char *list, char *msg,
+                            size_t msg_size);
+
+/* Builds (or loads from a bundle or the program cache) every program the
+ * uses need on this context's device and keeps them in the context, so that
+ * no call of those uses compiles. uses NULL: the defaults above (every
+ * dtype, count and nonzero, the nonzero predicate). *programs (if not NULL)
+ * gets how many programs are ready. A program that fails to build fails the
+ * call, the message naming it. */
+clnz_status clnz_warmup(clnz_context *ctx, const clnz_uses *uses, int *programs);
+
+/* A program bundle: a manifest (the device, driver and clnz version it was
+ * built for, the uses it covers, each program's kernel file, options and
+ * checksum) and one file per program, compiled (a binary for
+ * clCreateProgramWithBinary) or, for an offline compiler, its OpenCL C
+ * source. In memory it is the bytes of those files. */
+typedef struct clnz_bundle clnz_bundle;
+
+/* Flags of clnz_bundle_build */
+#define CLNZ_BUNDLE_SOURCES 1u /* write each program's source; compile nothing */
+
+/* Builds a bundle of the programs the uses need on this context's device
+ * (NULL: the defaults of clnz_warmup). */
+clnz_status clnz_bundle_build(clnz_context *ctx, const clnz_uses *uses, unsigned flags,
+                              clnz_bundle **out);
+/* Reads a bundle folder: the manifest parsed strictly, every file checked
+ * against its size and checksum. Any fault is CLNZ_ERROR_BUNDLE_REFUSED with
+ * the reason in msg. The device it names is not checked here. */
+clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size);
+/* Its files: 0 is the manifest ("manifest.txt"), then one per program.
+ * name, data and size stay valid until the bundle changes or is released. */
+int clnz_bundle_file_count(const clnz_bundle *bundle);
+clnz_status clnz_bundle_file(const clnz_bundle *bundle, int index, const char **name,
+                             const void **data, size_t *size);
+/* Puts a binary built offline (aoc, v++, ...) in place of program
+ * `program`'s source (or binary): the FPGA flow. */
+clnz_status clnz_bundle_add_binary(clnz_bundle *bundle, int program, const void *data,
+                                   size_t size, char *msg, size_t msg_size);
+void clnz_bundle_release(clnz_bundle *bundle); /* NULL is fine */
+
+/* Makes the context load programs from the bundle folder `dir` before it
+ * would compile (NULL: no bundle). A bundle for another device, driver or
+ * clnz version, or one that fails its checks, is refused
+ * (CLNZ_ERROR_BUNDLE_REFUSED) and the context keeps what it had. The
+ * environment variable CLNZ_BUNDLE=DIR does this when a context is created
+ * (a refused bundle fails the creation). */
+clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -49,6 +49,7 @@
 #endif
 #include "element.cl"
 #include "value.cl"
+#include "index.cl"
 #define BLELLOCH_T uint
 #include "blelloch.cl"
 
@@ -128,13 +129,6 @@ inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int 
 }
 
 /* ---- entries ---- */
-inline void lb_put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
-{
-    if (idx_bytes == 8)
-        ((__global long *)out)[pos] = value;
-    else
-        ((__global uint *)out)[pos] = (uint)value;
-}
 
 /* Entry `slot` for flat element f: its coordinates (column j of a width-W
  * entry is dimension rank - W + j, zero before dimension 0; reverse: the
@@ -144,7 +138,7 @@ inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, in
                           __global const long *meta)
 {
     if (layout == ABI_LAYOUT_FLAT) {
-        lb_put_index(out, out_off + slot, (long)f, idx_bytes);
+        put_index(out, out_off + slot, (long)f, idx_bytes);
         return;
     }
     ulong rem = f;
@@ -159,7 +153,7 @@ inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, in
         int col = reverse ? width - 1 - j : j;
         ulong pos = layout == ABI_LAYOUT_ROWS ? slot * (ulong)width + (ulong)col
                                               : (ulong)col * capacity + slot;
-        lb_put_index(out, out_off + pos, c, idx_bytes);
+        put_index(out, out_off + pos, c, idx_bytes);
     }
 }
 

@@ -9,6 +9,7 @@
  * of it, so offsets come out in C order. */
 #include "chunk.cl"
 #include "bitpos.cl"
+#include "index.cl"
 
 #define LAYOUT_ROWS ABI_LAYOUT_ROWS
 #define LAYOUT_COLUMNS ABI_LAYOUT_COLUMNS
@@ -35,16 +36,6 @@ __kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank
     wg_exclusive_scan(c, scratch, p2, &total);
     if (get_local_id(0) == 0)
         tile_counts[counts_off + get_group_id(0)] = total;
-}
-
-/* Index outputs are int64, or 32-bit (int32 and uint32 share the bit pattern
- * once the host has checked that every index fits). */
-inline void put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
-{
-    if (idx_bytes == 8)
-        ((__global long *)out)[pos] = value;
-    else
-        ((__global uint *)out)[pos] = (uint)value;
 }
 
 /* Writes entry o (the o-th selected element, flat index i) in the chosen
@@ -281,20 +272,6 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
         if (i + 1 < last)
             walker_next(&w, rank, meta, track);
     }
-}
-
-/* Static capacity: entries from the true count up to the capacity get the
- * fill value. One work-item per index slot. */
-__kernel void nz_fill(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
-                      int idx_bytes, __global const ulong *count, ulong count_off, long fill)
-{
-    ulong e = get_global_id(0);
-    ulong per_entry = layout == LAYOUT_FLAT ? 1 : (ulong)width;
-    if (e >= capacity * per_entry)
-        return;
-    ulong entry = layout == LAYOUT_COLUMNS ? e % capacity : e / per_entry;
-    if (entry >= count[count_off])
-        put_index(out, out_off + e, fill, idx_bytes);
 }
 
 /* Batched nonzero (CSR): offsets[b] is the number of selected elements

@@ -21,16 +21,9 @@
  * force it there (CLNZ_STRATEGY=stream). */
 #include "element.cl"
 #include "value.cl"
+#include "index.cl"
 
 #define VEC 16
-
-inline void st_put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
-{
-    if (idx_bytes == 8)
-        ((__global long *)out)[pos] = value;
-    else
-        ((__global uint *)out)[pos] = (uint)value;
-}
 
 /* Entry o: flat index i, or the coordinates of w (column j of a width-W
  * entry is dimension rank - W + j, zero before dimension 0; reverse: the
@@ -40,7 +33,7 @@ inline void st_put_entry(__global uchar *out, ulong out_off, ulong capacity, int
                          const long *coord)
 {
     if (layout == ABI_LAYOUT_FLAT) {
-        st_put_index(out, out_off + o, (long)i, idx_bytes);
+        put_index(out, out_off + o, (long)i, idx_bytes);
         return;
     }
     for (int j = 0; j < width; ++j) {
@@ -48,7 +41,7 @@ inline void st_put_entry(__global uchar *out, ulong out_off, ulong capacity, int
         long v = d < 0 ? 0 : coord[d];
         ulong pos = layout == ABI_LAYOUT_ROWS ? o * (ulong)width + (ulong)j
                                               : (ulong)j * capacity + o;
-        st_put_index(out, out_off + pos, v, idx_bytes);
+        put_index(out, out_off + pos, v, idx_bytes);
     }
 }
 
@@ -112,7 +105,7 @@ __kernel void st_run(__global const bits_t *in, long in_off, ulong n, int rank,
                     if (values)
                         vout[o] = x[x_off + i + j];
                     else if (coords) /* flat, or one coordinate: the index itself */
-                        st_put_index(out, out_off + o, (long)(i + j), idx_bytes);
+                        put_index(out, out_off + o, (long)(i + j), idx_bytes);
                 }
                 o += s;
             }

@@ -637,3 +637,25 @@ def test_device_contexts(rng, queue, cl):
     assert clnz.where(dev(queue, a), 1, np.int8(0)).dtype == np.where(a, 1, np.int8(0)).dtype
     empty = cla.empty(queue, (0, 4), np.float32)
     assert [x.shape for x in clnz.nonzero(empty)] == [(0,), (0,)]
+
+
+# ---- warm-up -------------------------------------------------------------------
+def test_warmup_leaves_nothing_to_compile(rng, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLNZ_CACHE_DIR", str(tmp_path))  # cold: an empty program cache
+    with clnz.Context() as ctx:
+        n = clnz.warmup([np.uint8, np.float32], ops=["count", "nonzero"], context=ctx)
+        assert n > 0
+        before = clnz.stats(ctx)
+        for dt in (np.uint8, np.float32):
+            a = sparse(rng, (60, 70), dt)
+            assert (clnz.argwhere(a, context=ctx) == np.argwhere(a)).all()
+            assert clnz.count_nonzero(a, context=ctx) == np.count_nonzero(a)
+        after = clnz.stats(ctx)
+        assert after["programs_from_source"] == before["programs_from_source"]
+        assert after["programs_from_cache"] == before["programs_from_cache"]
+        with pytest.raises(ValueError, match="unknown name 'cnt'"):
+            clnz.warmup(ops="cnt", context=ctx)
+        with pytest.raises(TypeError):
+            clnz.warmup([np.complex64], context=ctx)
+        with pytest.raises(clnz.Error, match="no readable manifest"):
+            clnz.use_bundle(tmp_path / "none", context=ctx)

@@ -48,6 +48,12 @@ typedef struct {
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a);
 
+/* warmup and bundle build: --device SEL and the declared uses (--dtypes,
+ * --ops, --predicates, --strategies LIST) at argv[*i] (args_uses.c). 1: it
+ * was one (*i moved past its value), 0: not one of them, -1: a bad list
+ * (the usage error printed). */
+int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_uses *uses);
+
 /* Room for a message that quotes two paths. */
 enum { CLI_ERR_MAX = 2 * IO_QUOTE_MAX + 512 };
 
@@ -73,5 +79,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_where(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_warmup(int argc, char **argv);
+int cmd_bundle(int argc, char **argv);
 
 #endif

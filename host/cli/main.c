@@ -33,6 +33,9 @@ static const char usage_main[] =
     "  devices                                 list OpenCL platforms and devices\n"
     "  tune [--quick] [--device SEL]           find fast launch parameters and store them\n"
     "  cache [--clear]                         show (or empty) the tuning and program cache\n"
+    "  warmup [--dtypes L] [--ops L] ...       compile the programs a set of uses needs\n"
+    "  bundle build|list|add                   compiled programs for devices without a\n"
+    "                                          compiler (FPGAs): see clnz bundle --help\n"
     "\n"
     "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
     "CLNZ_DEVICE=SEL (or --device SEL) picks the device: P:D as 'clnz devices' lists\n"
@@ -157,6 +160,10 @@ static int dispatch(int argc, char **argv)
         return cmd_tune(argc, argv);
     if (strcmp(cmd, "cache") == 0)
         return cmd_cache(argc, argv);
+    if (strcmp(cmd, "warmup") == 0)
+        return cmd_warmup(argc, argv);
+    if (strcmp(cmd, "bundle") == 0)
+        return cmd_bundle(argc, argv);
     return fail(EXIT_USAGE, "unknown command '%s' (see clnz --help)", cmd);
 }
 

@@ -95,6 +95,33 @@ static clnz_status strategy_from_env(clnz_context *c, char *msg, size_t msg_size
     return CLNZ_ERROR_UNSUPPORTED_STRATEGY;
 }
 
+/* Whether programs may be compiled here: FPGA platforms have no run-time
+ * compiler, and CLNZ_NO_COMPILE=1 makes any device behave so (the tests
+ * run bundles on PoCL that way). CLNZ_BUNDLE=DIR then names the programs. */
+static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
+{
+    cl_bool compiler = CL_TRUE;
+    if (clGetDeviceInfo(c->device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler,
+                        NULL) != CL_SUCCESS)
+        compiler = CL_TRUE; /* unknown: try, and let the build say */
+    const char *env = getenv("CLNZ_NO_COMPILE");
+    int no_compile = env && strcmp(env, "1") == 0;
+    if (env && *env && !no_compile && strcmp(env, "0") != 0) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "CLNZ_NO_COMPILE=%.40s: 1 (never compile) or 0", env);
+        return CLNZ_ERROR_INVALID_VALUE;
+    }
+    c->can_compile = compiler && !no_compile;
+    c->no_compile_reason = !compiler ? "the device has no compiler" : "CLNZ_NO_COMPILE=1";
+    const char *bundle = getenv("CLNZ_BUNDLE");
+    if (!bundle || !*bundle)
+        return CLNZ_SUCCESS;
+    clnz_status st = clnz_context_use_bundle(c, bundle);
+    if (st && msg && msg_size)
+        snprintf(msg, msg_size, "CLNZ_BUNDLE: %s", clnz_context_message(c));
+    return st;
+}
+
 /* The look-back kernel's variant: 64-bit atomics if the device has them,
  * and the spin bound (see kernels/lookback.cl), with their test overrides. */
 static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
@@ -202,7 +229,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     limit_max_alloc(c, max_alloc);
-    return CLNZ_SUCCESS;
+    return programs_setup(c, msg, msg_size);
 }
 
 /* The OpenCL context and queue on c->device, under the driver lock. */
@@ -301,6 +328,7 @@ void clnz_context_release(clnz_context *c)
     if (!c)
         return;
     program_release_all(c);
+    clnz_bundle_release(c->bundle);
     if (c->first_event)
         clReleaseEvent(c->first_event);
     if (c->last_event)

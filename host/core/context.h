@@ -14,7 +14,7 @@
 #define CLNZ_MAX_ITEMS 65536
 
 typedef struct {
-    char key[160];      /* file, kernel name and build options */
+    char key[224];      /* file, build options (PROGRAM_OPTIONS_MAX) and kernel name */
     size_t program_len; /* key[0..program_len) names the program: file and options */
     cl_program program;
     cl_kernel kernel;
@@ -80,6 +80,12 @@ struct clnz_context {
      * CLNZ_LOOKBACK_SPIN=N override both (tests force every path). */
     int lookback_atom64;
     unsigned lookback_spin;
+    /* Programs: whether this context may compile (the device has a
+     * compiler and CLNZ_NO_COMPILE is not 1; else why not), and the bundle
+     * it loads programs from first (clnz_context_use_bundle, CLNZ_BUNDLE). */
+    int can_compile;
+    const char *no_compile_reason;
+    clnz_bundle *bundle;
     int profiling;        /* the tuner times calls: keep their first event */
     cl_event first_event;
     clnz_stats stats;

@@ -2,78 +2,97 @@
  *
  * Sources are embedded in the library (generated from kernels/ at build
  * time); CLNZ_KERNEL_DIR points at a source folder instead, for kernel
- * development without a rebuild. */
+ * development without a rebuild. A program comes from, in this order: the
+ * context (built before), its bundle (clnz_context_use_bundle, CLNZ_BUNDLE),
+ * the on-disk cache, the compiler. A device without a compiler (FPGAs; any
+ * device with CLNZ_NO_COMPILE=1) stops before the last. */
 #include "core/program.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/driver_lock.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Under the driver lock: PoCL's compiler is not safe to run from several
- * threads at once, and a thread that waited finds the program the first
- * one stored in the cache instead of compiling it again. */
-static clnz_status build(clnz_context *ctx, const char *file, const char *options,
-                         cl_program *out)
+void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pred_nonzero)
 {
-    DRIVER_HOLD();
+    r->file = file;
+    snprintf(r->options, sizeof r->options, "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", (int)dtype,
+             pred_nonzero);
+}
+
+void program_append(program_ref *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->options);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->options + len, sizeof r->options - len, fmt, ap);
+    va_end(ap);
+}
+
+clnz_status program_source(clnz_context *ctx, const char *file, const char **src, char **owned)
+{
     const char *dir = getenv("CLNZ_KERNEL_DIR");
-    /* CLNZ_BUILD_OPTIONS: more build options for every program (they are in
-     * the cache key): the quick test tier builds with -cl-opt-disable,
-     * which PoCL compiles three times faster */
-    char extra[160] = "";
-    const char *more = getenv("CLNZ_BUILD_OPTIONS");
-    if (more && *more) {
-        if (strlen(more) >= sizeof extra - 1 || strpbrk(more, "\n\r"))
-            return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
-                            "CLNZ_BUILD_OPTIONS is longer than %zu characters or has a line "
-                            "break",
-                            sizeof extra - 2);
-        snprintf(extra, sizeof extra, " %s", more);
-    }
-    char *owned = NULL;
-    const char *src;
-    /* -w (a standard build option): the library never prints, and PoCL
-     * prints its compiler's warnings (AVX ABI notes on our vector code) on
-     * stderr, "N warnings generated.", when it compiles for the CPU. */
-    char opts[512];
+    *owned = NULL;
     if (dir && *dir) {
         char path[1024];
-        /* a cut path would read, or include, another folder's files */
-        if (snprintf(path, sizeof path, "%s/%s.cl", dir, file) >= (int)sizeof path ||
-            snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w -I %s %s", dir, options) >= (int)sizeof opts)
+        /* a cut path would read another folder's files */
+        if (snprintf(path, sizeof path, "%s/%s.cl", dir, file) >= (int)sizeof path)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "CLNZ_KERNEL_DIR is too long (%zu bytes)",
                             strlen(dir));
         size_t size = 0;
-        src = owned = cache_read_file(path, (size_t)16 << 20, &size);
-        if (!src)
+        *src = *owned = cache_read_file(path, (size_t)16 << 20, &size);
+        if (!*src)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "cannot read kernel source %s", path);
-    } else {
-        src = kernel_source_embedded(file);
-        if (!src)
-            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "no embedded kernel '%s'", file);
-        snprintf(opts, sizeof opts, "-cl-std=CL1.2 -w %s%s", options, extra);
-    }
-    /* a warm process loads the compiled program instead of compiling it */
-    char key[1024];
-    snprintf(key, sizeof key, "clnz %s|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
-             ctx->id.platform, ctx->id.device, ctx->id.driver, opts,
-             (unsigned long long)cache_hash(src, strlen(src), CACHE_HASH_SEED));
-    cl_program prog = program_cache_load(ctx, key);
-    if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
-        fprintf(stderr, "clnz-debug: program %s %s: %s\n", file, options,
-                prog ? "loaded from the cache" : "built from source");
-    if (prog) {
-        free(owned);
-        *out = prog;
         return CLNZ_SUCCESS;
     }
+    *src = kernel_source_embedded(file);
+    if (!*src)
+        return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "no embedded kernel '%s'", file);
+    return CLNZ_SUCCESS;
+}
+
+/* -w (a standard build option): the library never prints, and PoCL prints
+ * its compiler's warnings (AVX ABI notes on our vector code) on stderr, "N
+ * warnings generated.", when it compiles for the CPU. CLNZ_BUILD_OPTIONS:
+ * more build options for every program (they are in the cache key): the
+ * quick test tier builds with -cl-opt-disable, which PoCL compiles three
+ * times faster. CLNZ_KERNEL_DIR's files include their neighbours (-I). */
+clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n)
+{
+    const char *dir = getenv("CLNZ_KERNEL_DIR");
+    if (dir && *dir) {
+        if (snprintf(buf, n, "-cl-std=CL1.2 -w -I %s", dir) >= (int)n)
+            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "CLNZ_KERNEL_DIR is too long (%zu bytes)",
+                            strlen(dir));
+        return CLNZ_SUCCESS;
+    }
+    const char *more = getenv("CLNZ_BUILD_OPTIONS");
+    if (more && *more && (strlen(more) >= 158 || strpbrk(more, "\n\r")))
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
+                        "CLNZ_BUILD_OPTIONS is longer than 157 characters or has a line break");
+    snprintf(buf, n, "-cl-std=CL1.2 -w%s%s", more && *more ? " " : "", more ? more : "");
+    return CLNZ_SUCCESS;
+}
+
+/* The failure of a device that may not compile: which program is missing,
+ * why it cannot be compiled, and what would provide it. */
+static clnz_status unavailable(clnz_context *ctx, const program_ref *p)
+{
+    char why[600];
+    uses_explain_missing(ctx, p, why, sizeof why);
+    return ctx_fail(ctx, CLNZ_ERROR_PROGRAM_UNAVAILABLE, "no program kernels/%s.cl %s %s", p->file,
+                    p->options, why);
+}
+
+static clnz_status compile(clnz_context *ctx, const program_ref *p, const char *src,
+                           const char *opts, cl_program *out)
+{
     cl_int e = CL_SUCCESS;
-    prog = clCreateProgramWithSource(ctx->cl, 1, &src, NULL, &e);
-    free(owned);
+    cl_program prog = clCreateProgramWithSource(ctx->cl, 1, &src, NULL, &e);
     if (e)
         return CL_CHECK(ctx, e, "clCreateProgramWithSource");
     ctx->stats.programs_from_source++;
@@ -88,65 +107,172 @@ static clnz_status build(clnz_context *ctx, const char *file, const char *option
             log[n] = '\0';
         }
         char head[700];
-        snprintf(head, sizeof head, "building kernels/%s.cl with '%s' failed: %s", file, opts,
+        snprintf(head, sizeof head, "building kernels/%s.cl with '%s' failed: %s", p->file, opts,
                  clnz_status_string(e));
         ctx_set_long_message(ctx, head, log ? log : "(no build log)");
         free(log);
         clReleaseProgram(prog);
         return e;
     }
-    program_cache_store(ctx, key, prog);
     *out = prog;
     return CLNZ_SUCCESS;
 }
 
-clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name,
-                           const char *options, cl_kernel *out)
+/* Under the driver lock: PoCL's compiler is not safe to run from several
+ * threads at once, and a thread that waited finds the program the first
+ * one stored in the cache instead of compiling it again. */
+static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *out)
+{
+    DRIVER_HOLD();
+    char common[200], opts[200 + PROGRAM_OPTIONS_MAX + 2];
+    char *owned = NULL;
+    const char *src;
+    clnz_status st = program_common_options(ctx, common, sizeof common);
+    if (!st)
+        st = program_source(ctx, p->file, &src, &owned);
+    if (st)
+        return st;
+    snprintf(opts, sizeof opts, "%s %s", common, p->options);
+    uint64_t source_hash = cache_hash(src, strlen(src), CACHE_HASH_SEED);
+    /* a bundle first: on a device without a compiler it is the only source */
+    cl_program prog = ctx->bundle ? bundle_load(ctx, p, source_hash, &st) : NULL;
+    const char *from = "loaded from the bundle";
+    /* a warm process loads the compiled program instead of compiling it */
+    char key[1024];
+    snprintf(key, sizeof key, "clnz %s|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
+             ctx->id.platform, ctx->id.device, ctx->id.driver, opts,
+             (unsigned long long)source_hash);
+    if (!prog && !st) {
+        prog = program_cache_load(ctx, key);
+        from = prog ? "loaded from the cache" : ctx->can_compile ? "built from source"
+                                                                 : "not available";
+    }
+    if (ctx->debug && !st) /* CLNZ_DEBUG: the user asked for a log on stderr */
+        fprintf(stderr, "clnz-debug: program %s %s: %s\n", p->file, p->options, from);
+    if (!prog && !st) {
+        if (!ctx->can_compile)
+            st = unavailable(ctx, p);
+        else if (!(st = compile(ctx, p, src, opts, &prog)))
+            program_cache_store(ctx, key, prog);
+    }
+    free(owned);
+    if (!st)
+        *out = prog;
+    return st;
+}
+
+/* The context's program p (retained), or NULL. */
+static cl_program known(const clnz_context *ctx, const char *prefix, size_t len)
+{
+    for (int i = 0; i < ctx->n_kernels; ++i) {
+        if (ctx->kernels[i].program_len == len && memcmp(ctx->kernels[i].key, prefix, len) == 0) {
+            clRetainProgram(ctx->kernels[i].program);
+            return ctx->kernels[i].program;
+        }
+    }
+    return NULL;
+}
+
+/* "file options|": the part of a kernel's key that names its program. */
+static int program_prefix(const program_ref *p, char *key, size_t n)
+{
+    return snprintf(key, n, "%s %s|", p->file, p->options);
+}
+
+clnz_status program_get(clnz_context *ctx, const program_ref *p, cl_program *out)
 {
     char key[sizeof ctx->kernels[0].key];
-    int program_len = snprintf(key, sizeof key, "%s %s|", file, options);
-    snprintf(key + program_len, sizeof key - (size_t)program_len, "%s", name);
-    for (int i = 0; i < ctx->n_kernels; ++i) {
-        if (strcmp(ctx->kernels[i].key, key) == 0) {
-            *out = ctx->kernels[i].kernel;
-            return CLNZ_SUCCESS;
-        }
-    }
+    int len = program_prefix(p, key, sizeof key);
+    *out = known(ctx, key, (size_t)len);
+    return *out ? CLNZ_SUCCESS : build(ctx, p, out);
+}
+
+/* Keeps kernel k of prog (retained by the caller) under `name`. */
+static clnz_status keep(clnz_context *ctx, const program_ref *p, const char *name,
+                        cl_program prog, cl_kernel k)
+{
     if (ctx->n_kernels == ctx->cap_kernels) {
         int cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 16;
-        kernel_entry *k = realloc(ctx->kernels, (size_t)cap * sizeof *k);
-        if (!k)
+        kernel_entry *e = realloc(ctx->kernels, (size_t)cap * sizeof *e);
+        if (!e) {
+            clReleaseKernel(k);
+            clReleaseProgram(prog);
             return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        ctx->kernels = k;
+        }
+        ctx->kernels = e;
         ctx->cap_kernels = cap;
     }
+    kernel_entry *ent = &ctx->kernels[ctx->n_kernels++];
+    int len = program_prefix(p, ent->key, sizeof ent->key);
+    snprintf(ent->key + len, sizeof ent->key - (size_t)len, "%s", name);
+    ent->program_len = (size_t)len;
+    ent->program = prog;
+    ent->kernel = k;
+    return CLNZ_SUCCESS;
+}
+
+static cl_kernel find_kernel(const clnz_context *ctx, const program_ref *p, const char *name)
+{
+    char key[sizeof ctx->kernels[0].key];
+    int len = program_prefix(p, key, sizeof key);
+    snprintf(key + len, sizeof key - (size_t)len, "%s", name);
+    for (int i = 0; i < ctx->n_kernels; ++i)
+        if (strcmp(ctx->kernels[i].key, key) == 0)
+            return ctx->kernels[i].kernel;
+    return NULL;
+}
+
+clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,
+                           cl_kernel *out)
+{
+    if ((*out = find_kernel(ctx, p, name)))
+        return CLNZ_SUCCESS;
     /* kernels of one file and options share one program: one build */
-    cl_program prog = NULL;
-    for (int i = 0; i < ctx->n_kernels && !prog; ++i) {
-        if (ctx->kernels[i].program_len == (size_t)program_len &&
-            memcmp(ctx->kernels[i].key, key, (size_t)program_len) == 0) {
-            prog = ctx->kernels[i].program;
-            clRetainProgram(prog);
-        }
-    }
-    if (!prog) {
-        clnz_status st = build(ctx, file, options, &prog);
-        if (st)
-            return st;
-    }
+    cl_program prog;
+    clnz_status st = program_get(ctx, p, &prog);
+    if (st)
+        return st;
     cl_int e = CL_SUCCESS;
     cl_kernel k = clCreateKernel(prog, name, &e);
     if (e) {
         clReleaseProgram(prog);
         return CL_CHECK(ctx, e, "clCreateKernel");
     }
-    kernel_entry *ent = &ctx->kernels[ctx->n_kernels++];
-    snprintf(ent->key, sizeof ent->key, "%s", key);
-    ent->program_len = (size_t)program_len;
-    ent->program = prog;
-    ent->kernel = k;
-    *out = k;
-    return CLNZ_SUCCESS;
+    st = keep(ctx, p, name, prog, k);
+    if (!st)
+        *out = k;
+    return st;
+}
+
+clnz_status program_warm(clnz_context *ctx, const program_ref *p)
+{
+    cl_program prog;
+    clnz_status st = program_get(ctx, p, &prog);
+    if (st)
+        return st;
+    cl_uint n = 0, made = 0;
+    cl_kernel ks[16];
+    cl_int e = clCreateKernelsInProgram(prog, 0, NULL, &n);
+    if (!e && n > sizeof ks / sizeof ks[0])
+        e = CL_OUT_OF_RESOURCES; /* no kernel file has that many */
+    if (!e && !(e = clCreateKernelsInProgram(prog, n, ks, NULL)))
+        made = n;
+    st = CL_CHECK(ctx, e, "clCreateKernelsInProgram");
+    for (cl_uint i = 0; i < made; ++i) {
+        char name[64] = "";
+        if (!st)
+            st = CL_CHECK(ctx, clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof name - 1,
+                                               name, NULL),
+                          "clGetKernelInfo");
+        if (st || find_kernel(ctx, p, name)) {
+            clReleaseKernel(ks[i]);
+            continue;
+        }
+        clRetainProgram(prog);
+        st = keep(ctx, p, name, prog, ks[i]); /* takes the kernel and the reference */
+    }
+    clReleaseProgram(prog);
+    return st;
 }
 
 void program_release_all(clnz_context *ctx)
@@ -158,14 +284,4 @@ void program_release_all(clnz_context *ctx)
     free(ctx->kernels);
     ctx->kernels = NULL;
     ctx->n_kernels = ctx->cap_kernels = 0;
-}
-
-void element_options(char *buf, size_t n, clnz_dtype dtype, int pred_nonzero)
-{
-    snprintf(buf, n, "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", (int)dtype, pred_nonzero);
-}
-
-void scan_options(char *buf, size_t n, int is_u64)
-{
-    snprintf(buf, n, "-DSCAN_T=%s", is_u64 ? "ulong" : "uint");
 }

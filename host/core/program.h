@@ -1,23 +1,62 @@
-/* program.h: kernels built from the kernels/ folder (program.c), kept per context,
- * and their compiled binaries on disk (program_cache.c). */
+/* program.h: kernels built from the kernels/ folder (program.c), kept per
+ * context, their compiled binaries on disk (program_cache.c), and the
+ * programs a context may load from a bundle (bundle.c). */
 #ifndef CLNZ_CORE_PROGRAM_H
 #define CLNZ_CORE_PROGRAM_H
 
 #include "clnz.h"
 
-/* The kernel `name` from kernels/<file>.cl built with `options` (the -D
- * defines), built on first use and kept for the context's life. */
-clnz_status program_kernel(clnz_context *ctx, const char *file, const char *name,
-                           const char *options, cl_kernel *out);
+#include <stdint.h>
+
+/* A program: a kernel file built with its -D options. It is what is
+ * compiled, cached on disk, warmed up and put in a bundle; a context keeps
+ * each one it built, with the kernels made from it. */
+enum { PROGRAM_OPTIONS_MAX = 128 };
+typedef struct {
+    const char *file;                  /* kernels/<file>.cl (a static string) */
+    char options[PROGRAM_OPTIONS_MAX]; /* its -D options */
+} program_ref;
+
+/* Program refs, one place for each -D axis: the axes that change the code
+ * (the element's type, the nonzero predicate's cheaper test, the scan's
+ * type, the size of a moved value). What is cheap to pass at run time
+ * (items per work-item, layout, index size, width, order) is a kernel
+ * argument, so that a program serves every launch shape. Each kernel file's
+ * own ref is made next to the code that launches it (strategy/, ops/), from
+ * these. program_element: the files that read elements through element.cl;
+ * program_append adds " -DNAME=VALUE" style options. */
+void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pred_nonzero);
+void program_append(program_ref *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A set of programs, no two alike (program_set.c): what a declared use
+ * needs, for warm-up and bundles. */
+typedef struct {
+    program_ref *refs;
+    int n, cap;
+} program_set;
+/* Adds r unless the set has it: 0, or -1 when out of memory. */
+int program_set_add(program_set *s, const program_ref *r);
+/* r's index in the set, or -1. */
+int program_set_find(const program_set *s, const program_ref *r);
+void program_set_free(program_set *s);
+
+/* The kernel `name` of program p, built on first use and kept for the
+ * context's life. */
+clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,
+                           cl_kernel *out);
+/* Builds (or loads) program p and keeps every kernel in it, as a first call
+ * would: what clnz_warmup does for each program. */
+clnz_status program_warm(clnz_context *ctx, const program_ref *p);
+/* Program p as a cl_program (retained: the caller releases it), from the
+ * context, a bundle, the cache or the compiler, in that order. */
+clnz_status program_get(clnz_context *ctx, const program_ref *p, cl_program *out);
 void program_release_all(clnz_context *ctx);
-/* Build options, one place for each kernel file's -D set: the axes that
- * change the code (the element's type, the nonzero predicate's cheaper
- * test, the scan's type). What is cheap to pass at run time (items per
- * work-item, layout, index size, width, order) is a kernel argument, so
- * that a program serves every launch shape. element_options: the files
- * that read elements through element.cl; scan_options: scan.cl. */
-void element_options(char *buf, size_t n, clnz_dtype dtype, int pred_nonzero);
-void scan_options(char *buf, size_t n, int is_u64);
+
+/* The OpenCL C text program p is built from (embedded, or from
+ * CLNZ_KERNEL_DIR): *owned is what to free afterwards (may be NULL). */
+clnz_status program_source(clnz_context *ctx, const char *file, const char **src, char **owned);
+/* The build options every program gets before its -D options. */
+clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */
 const char *kernel_source_embedded(const char *file);
 
@@ -29,5 +68,17 @@ void program_cache_store(clnz_context *ctx, const char *key, cl_program prog);
  * or NULL if they are not what they claim; for the fuzzer too. */
 const unsigned char *program_cache_parse(const char *data, size_t size, const char *key,
                                          size_t *len);
+/* The compiled binary of a built program (malloc'd), or NULL. */
+unsigned char *program_binary(cl_program prog, size_t *len);
+
+/* A program from the context's bundle (bundle.c), or NULL when the bundle
+ * has no binary of it for this source; a binary the driver rejects is a
+ * failure with the reason (st set), not a silent fallback. */
+cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_hash,
+                       clnz_status *st);
+/* Why the context has no program p: the declared use that needs it and the
+ * bundle option that would include it (uses/variants.c, the one place that
+ * knows which uses need which programs), as text for the error message. */
+void uses_explain_missing(clnz_context *ctx, const program_ref *p, char *buf, size_t n);
 
 #endif

@@ -89,36 +89,49 @@ cl_program program_cache_load(clnz_context *ctx, const char *key)
     return prog;
 }
 
+unsigned char *program_binary(cl_program prog, size_t *len)
+{
+    /* one device per program: its binary is the first */
+    cl_uint devices = 0;
+    *len = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof devices, &devices, NULL) ||
+        devices != 1 ||
+        clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof *len, len, NULL) != CL_SUCCESS ||
+        *len == 0 || *len > MAX_BINARY)
+        return NULL; /* a driver without binaries */
+    unsigned char *bin = malloc(*len);
+    if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+        free(bin);
+        bin = NULL;
+    }
+    return bin;
+}
+
 void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
 {
+    if (!ctx->cache_dir)
+        return;
     size_t len = 0;
-    if (!ctx->cache_dir ||
-        clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
-        len == 0 || len > MAX_BINARY)
-        return; /* no cache, or a driver without binaries: nothing to cache */
+    unsigned char *bin = program_binary(prog, &len);
+    if (!bin)
+        return; /* a driver without binaries: nothing to cache */
     size_t klen = strlen(key);
     size_t head_max = strlen(MAGIC) + klen + 1 + 24;
     char *buf = malloc(head_max + len + 17);
     char *path = program_path(ctx, key), *dir = cache_path(ctx->cache_dir, "programs");
-    if (!buf || !path || !dir) {
-        free(buf);
-        free(path);
-        free(dir);
-        return;
-    }
-    int head = snprintf(buf, head_max, "%s%s\n%zu\n", MAGIC, key, len);
-    unsigned char *bin = (unsigned char *)buf + head;
-    int err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
-    if (err == CL_SUCCESS) {
+    if (buf && path && dir) {
+        int head = snprintf(buf, head_max, "%s%s\n%zu\n", MAGIC, key, len);
+        memcpy(buf + head, bin, len);
         size_t body = (size_t)head + len;
         snprintf(buf + body, 18, "%016" PRIx64 "\n", cache_hash(buf, body, CACHE_HASH_SEED));
-        err = cache_mkdirs(dir);
+        int err = cache_mkdirs(dir);
         if (!err)
             err = cache_write_atomic(path, buf, body + 17);
         if (err)
             ctx_warn(ctx, "warning: cannot write the program cache in %s: %s", dir,
                      strerror(err));
     }
+    free(bin);
     free(buf);
     free(path);
     free(dir);

@@ -16,6 +16,7 @@
  * opened and written, never replaced. */
 #define _GNU_SOURCE
 #include "io/output.h"
+#include "io/output_tmp.h"
 #include "io/io.h"
 
 #include <dirent.h>
@@ -36,8 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TMP_PREFIX ".clnz-tmp-"
-enum { TMP_RANDOM = 8, TMP_NAME = sizeof TMP_PREFIX - 1 + TMP_RANDOM, MAX_SYMLINKS = 40 };
+enum { MAX_SYMLINKS = 40 };
 
 struct out_file {
     char *path; /* as given, for messages */
@@ -85,6 +85,11 @@ static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM, SIGALR
                                     SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU};
 enum { N_FATAL = sizeof fatal_signals / sizeof fatal_signals[0] };
 static sigset_t fatal_set; /* those not ignored when clnz started (nohup ignores SIGHUP) */
+static void (*signal_hook)(void); /* output_dir.c's temporary folder */
+
+void out_registry_lock(void) { pthread_mutex_lock(&registry); }
+void out_registry_unlock(void) { pthread_mutex_unlock(&registry); }
+void out_set_signal_hook(void (*hook)(void)) { signal_hook = hook; }
 
 static void *signal_waiter(void *unused)
 {
@@ -96,6 +101,8 @@ static void *signal_waiter(void *unused)
     for (int i = 0; live && i < live->n; ++i)
         if (live->files[i]->named)
             unlinkat(live->files[i]->dirfd, live->files[i]->tmp, 0);
+    if (signal_hook)
+        signal_hook();
     signal(sig, SIG_DFL);
     sigset_t one;
     sigemptyset(&one);
@@ -108,7 +115,7 @@ static void *signal_waiter(void *unused)
 /* Once per process, before any other thread exists (out_add comes before
  * the OpenCL context). Also ignores SIGXFSZ, so that a file-size limit
  * (ulimit -f) is a write error with a message, not a silent death. */
-static void signals_install(void)
+void out_signals_install(void)
 {
     static int done;
     if (done)
@@ -137,7 +144,7 @@ static void signals_install(void)
 
 /* ---- temporary names ---- */
 
-static void random_name(char out[TMP_NAME + 1])
+void out_tmp_name(char out[TMP_NAME + 1])
 {
     static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     unsigned char r[TMP_RANDOM];
@@ -154,7 +161,7 @@ static void random_name(char out[TMP_NAME + 1])
     out[TMP_NAME] = '\0';
 }
 
-static int is_tmp_name(const char *name)
+int out_is_tmp_name(const char *name)
 {
     if (strlen(name) != TMP_NAME || strncmp(name, TMP_PREFIX, sizeof TMP_PREFIX - 1) != 0)
         return 0;
@@ -166,13 +173,19 @@ static int is_tmp_name(const char *name)
 
 /* One of clnz's named temporaries whose writer is gone: our name, a
  * regular file of ours that holds the start of a .npy (or nothing yet),
- * and no lock on it. Removed while we hold the lock. */
+ * and no lock on it; or a folder (output_dir.c's). Removed while we hold
+ * the lock. */
 static void remove_if_stale(int dirfd, const char *name)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return;
     struct stat sb, now;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        out_dir_remove_if_stale(dirfd, name, fd);
+        close(fd);
+        return;
+    }
     unsigned char head[6];
     ssize_t n = -1;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid())
@@ -185,7 +198,7 @@ static void remove_if_stale(int dirfd, const char *name)
     close(fd);
 }
 
-static void remove_stale(int dirfd)
+void out_remove_stale(int dirfd)
 {
     int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -195,7 +208,7 @@ static void remove_stale(int dirfd)
         return; /* a folder we may write but not list: nothing to clean */
     }
     for (struct dirent *e; (e = readdir(d));)
-        if (is_tmp_name(e->d_name))
+        if (out_is_tmp_name(e->d_name))
             remove_if_stale(dirfd, e->d_name);
     closedir(d);
 }
@@ -313,7 +326,7 @@ static int open_temp(out_file *f, mode_t mode)
     }
     for (int tries = 0; tries < 100; ++tries) {
         pthread_mutex_lock(&registry);
-        random_name(f->tmp);
+        out_tmp_name(f->tmp);
         fd = openat(f->dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         f->named = fd >= 0;
         pthread_mutex_unlock(&registry);
@@ -369,7 +382,7 @@ static int prepare_regular(out_file *f, const char *target, char *err, size_t er
         FAIL("cannot create %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
     if (f->exists && faccessat(f->dirfd, f->base, W_OK, AT_EACCESS) != 0)
         FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
-    remove_stale(f->dirfd);
+    out_remove_stale(f->dirfd);
     f->fd = open_temp(f, 0666); /* less the umask */
     if (f->fd < 0)
         FAIL("cannot create %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
@@ -432,7 +445,7 @@ int out_add(out_set *s, const char *path, char *err, size_t err_size)
 {
     if (s->n == OUT_MAX)
         FAIL("too many outputs");
-    signals_install();
+    out_signals_install();
     out_file *f = calloc(1, sizeof *f);
     if (!f || !(f->path = strdup(path))) {
         free(f);
@@ -455,7 +468,7 @@ int out_add(out_set *s, const char *path, char *err, size_t err_size)
     return s->n - 1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int out_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;
     while (n) {
@@ -485,7 +498,7 @@ int out_write(out_set *s, int i, const void *head, size_t head_len, const void *
         f->bytes = bytes;
         return 0;
     }
-    if (write_all(f->fd, head, head_len) != 0 || write_all(f->fd, data, bytes) != 0 ||
+    if (out_write_all(f->fd, head, head_len) != 0 || out_write_all(f->fd, data, bytes) != 0 ||
         (fsync(f->fd) != 0 && errno != EINVAL))
         FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
     return 0;
@@ -522,7 +535,7 @@ static int write_through(out_file *f, char *err, size_t err_size)
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old);
-    int bad = write_all(fd, f->head, f->head_len) != 0 || write_all(fd, f->data, f->bytes) != 0;
+    int bad = out_write_all(fd, f->head, f->head_len) != 0 || out_write_all(fd, f->data, f->bytes) != 0;
     int e = errno;
     sigaction(SIGPIPE, &old, NULL);
     if (close(fd) != 0 && !bad)
@@ -538,7 +551,7 @@ static int link_temp(out_file *f)
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
     for (int tries = 0; tries < 100; ++tries) {
-        random_name(f->tmp);
+        out_tmp_name(f->tmp);
         if (linkat(AT_FDCWD, proc, f->dirfd, f->tmp, AT_SYMLINK_FOLLOW) == 0) {
             f->named = 1;
             return 0;

@@ -16,6 +16,12 @@
 /* Results up to this size come home in one read with their count. */
 #define ONE_SHOT_BYTES ((uint64_t)256 << 10)
 
+void fill_program(program_ref *r)
+{
+    r->file = "fill";
+    r->options[0] = '\0';
+}
+
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
 {
     clnz_context *ctx = ch->ctx;
@@ -24,10 +30,9 @@ clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
     if (slots == 0)
         return CLNZ_SUCCESS;
     cl_kernel k;
-    /* the fill kernel reads no input: any dtype's build of the file has it */
-    char opts[80];
-    element_options(opts, sizeof opts, CLNZ_U8, 0);
-    clnz_status st = program_kernel(ctx, "nonzero", "nz_fill", opts, &k);
+    program_ref prog;
+    fill_program(&prog);
+    clnz_status st = program_kernel(ctx, &prog, "nz_fill", &k);
     size_t local = 0;
     if (!st)
         st = small_local(ctx, k, &local);

@@ -103,12 +103,12 @@ static clnz_status channel_mask_enqueue(clnz_context *ctx, channel_plan *c, cl_m
                                         int64_t base, clnz_channel_rule rule, cl_mem mask_buf,
                                         cl_uint n_wait, const cl_event *wait, cl_event *done)
 {
-    char opts[80];
-    element_options(opts, sizeof opts, c->t.dtype, c->keys.nonzero);
+    program_ref prog;
+    mask_program(c->t.dtype, c->keys.nonzero, &prog);
     cl_kernel k;
     cl_mem meta = NULL;
     size_t local;
-    clnz_status st = program_kernel(ctx, "mask", "channel_mask", opts, &k);
+    clnz_status st = program_kernel(ctx, &prog, "channel_mask", &k);
     if (!st)
         st = small_local(ctx, k, &local);
     if (!st)

@@ -26,10 +26,47 @@ static clnz_status mask_to_result(clnz_context *ctx, const clnz_tensor *mask_t, 
 }
 
 
+/* How image_mask reads a channel type: the one table of supported types,
+ * for the plan of a call and for image_programs. */
 typedef struct {
-    int channels, read; /* read: 0 read_imageui, 1 read_imagei, 2 read_imagef */
-    clnz_dtype dtype;   /* what the kernel tests: u32, i32 or f32 */
-    int unorm_scale;    /* UNORM types: the largest stored integer */
+    cl_channel_type type;
+    int read;         /* 0 read_imageui, 1 read_imagei, 2 read_imagef */
+    clnz_dtype dtype; /* what the kernel tests: u32, i32 or f32 */
+    int unorm_scale;  /* UNORM types: the largest stored integer */
+} image_read;
+
+static const image_read reads[] = {
+    {CL_UNSIGNED_INT8, 0, CLNZ_U32, 0}, {CL_UNSIGNED_INT16, 0, CLNZ_U32, 0},
+    {CL_UNSIGNED_INT32, 0, CLNZ_U32, 0}, {CL_SIGNED_INT8, 1, CLNZ_I32, 0},
+    {CL_SIGNED_INT16, 1, CLNZ_I32, 0},   {CL_SIGNED_INT32, 1, CLNZ_I32, 0},
+    {CL_UNORM_INT8, 2, CLNZ_U32, 255},   {CL_UNORM_INT16, 2, CLNZ_U32, 65535},
+    {CL_HALF_FLOAT, 2, CLNZ_F32, 0},     {CL_FLOAT, 2, CLNZ_F32, 0},
+};
+enum { N_READS = sizeof reads / sizeof reads[0] };
+
+static void image_program(const image_read *r, int pred_nonzero, program_ref *p)
+{
+    program_element(p, "image", r->dtype, pred_nonzero);
+    program_append(p, " -DIMAGE_READ=%d -DUNORM_SCALE=%d", r->read, r->unorm_scale);
+}
+
+int image_programs(int pred_nonzero, program_ref *out, int max)
+{
+    program_set s = {0};
+    int n = 0;
+    for (int i = 0; i < N_READS; ++i) {
+        program_ref p;
+        image_program(&reads[i], pred_nonzero, &p);
+        if (program_set_find(&s, &p) < 0 && program_set_add(&s, &p) == 0 && n < max)
+            out[n++] = p;
+    }
+    program_set_free(&s);
+    return n;
+}
+
+typedef struct {
+    int channels;
+    const image_read *read;
     size_t origin[2], region[2];
 } image_plan;
 
@@ -66,21 +103,15 @@ static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t
                         "INTENSITY, LUMINANCE are)",
                         (unsigned)fmt.image_channel_order);
     }
-    p->unorm_scale = 0;
-    switch (fmt.image_channel_data_type) {
-    case CL_UNSIGNED_INT8: case CL_UNSIGNED_INT16: case CL_UNSIGNED_INT32:
-        p->read = 0, p->dtype = CLNZ_U32; break;
-    case CL_SIGNED_INT8: case CL_SIGNED_INT16: case CL_SIGNED_INT32:
-        p->read = 1, p->dtype = CLNZ_I32; break;
-    case CL_UNORM_INT8: p->read = 2, p->dtype = CLNZ_U32, p->unorm_scale = 255; break;
-    case CL_UNORM_INT16: p->read = 2, p->dtype = CLNZ_U32, p->unorm_scale = 65535; break;
-    case CL_HALF_FLOAT: case CL_FLOAT: p->read = 2, p->dtype = CLNZ_F32; break;
-    default:
+    p->read = NULL;
+    for (int i = 0; i < N_READS && !p->read; ++i)
+        if (reads[i].type == fmt.image_channel_data_type)
+            p->read = &reads[i];
+    if (!p->read)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE,
                         "image channel type 0x%x is not supported ((UN)SIGNED_INT8/16/32, "
                         "UNORM_INT8/16, HALF_FLOAT, FLOAT are)",
                         (unsigned)fmt.image_channel_data_type);
-    }
     p->origin[0] = origin ? origin[0] : 0, p->origin[1] = origin ? origin[1] : 0;
     p->region[0] = region ? region[0] : w - p->origin[0];
     p->region[1] = region ? region[1] : h - p->origin[1];
@@ -98,16 +129,14 @@ static clnz_status image_mask_enqueue(clnz_context *ctx, const image_plan *p, cl
                                       cl_event *done)
 {
     pred_keys keys;
-    clnz_status st = pred_to_keys(ctx, p->dtype, pred, &keys);
+    clnz_status st = pred_to_keys(ctx, p->read->dtype, pred, &keys);
     if (st)
         return st;
-    char opts[160], base_opts[80];
-    element_options(base_opts, sizeof base_opts, p->dtype, keys.nonzero);
-    snprintf(opts, sizeof opts, "%s -DIMAGE_READ=%d -DUNORM_SCALE=%d", base_opts, p->read,
-             p->unorm_scale);
+    program_ref prog;
+    image_program(p->read, keys.nonzero, &prog);
     cl_kernel k;
     size_t local;
-    st = program_kernel(ctx, "image", "image_mask", opts, &k);
+    st = program_kernel(ctx, &prog, "image_mask", &k);
     if (!st)
         st = small_local(ctx, k, &local);
     if (st)
@@ -149,7 +178,7 @@ static clnz_status image_start(clnz_context *ctx, cl_mem image, const size_t *or
     st = tensor_check(ctx, mask_t, &mi);
     if (!st)
         st = nz_check_options(ctx, &mi, o, &width);
-    return st ? st : pred_to_keys(ctx, p->dtype, pred, &keys);
+    return st ? st : pred_to_keys(ctx, p->read->dtype, pred, &keys);
 }
 
 clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const size_t *origin,

@@ -6,6 +6,11 @@
 #include "core/program.h"
 #include "tune/tune.h"
 
+void mask_program(clnz_dtype d, int pred_nonzero, program_ref *r)
+{
+    program_element(r, "mask", d, pred_nonzero);
+}
+
 clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                               size_t in_offset, const clnz_predicate *pred, clnz_dtype mask_dtype,
                               cl_mem mask_buf, size_t mask_offset, cl_uint num_events,
@@ -31,10 +36,11 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
     if (!st && t.n)
         st = buffer_check(ctx, mask_buf, "mask", mask_offset, t.n, (size_t)out_bytes);
     size_t items = plan_items(ctx, TUNE_MASK);
-    char opts[80];
-    element_options(opts, sizeof opts, t.dtype, keys.nonzero);
+    program_ref prog;
     if (!st)
-        st = program_kernel(ctx, "mask", "mask_write", opts, &k);
+        mask_program(t.dtype, keys.nonzero, &prog);
+    if (!st)
+        st = program_kernel(ctx, &prog, "mask_write", &k);
     launch_cfg cfg;
     if (!st)
         st = plan_launch(ctx, TUNE_MASK, &k, 1, items, 0, &cfg);

@@ -36,6 +36,20 @@ clnz_status output_check(clnz_context *ctx, cl_mem buf, size_t off, uint64_t cap
 void nz_result_fill(clnz_result *res, void *indices, const clnz_nonzero_options *o, int width,
                     uint64_t entries, uint64_t z);
 
+/* ---- the programs of the kernels the operations launch themselves ----
+ * (the compacting ones come from the strategies): made here for the
+ * operation that builds them and for the enumeration of declared uses
+ * (uses/variants.c), so the two cannot differ. */
+/* mask.cl (mask_write, channel_mask), for elements of dtype d */
+void mask_program(clnz_dtype d, int pred_nonzero, program_ref *r);
+/* where.cl: a condition of dtype cond, values of value_bytes */
+void where_program(clnz_dtype cond, int pred_nonzero, size_t value_bytes, program_ref *r);
+/* fill.cl (nz_fill): no axis */
+void fill_program(program_ref *r);
+/* image.cl: one program per way image_mask reads a channel type (every
+ * supported type maps to one); fills up to max, returns how many. */
+int image_programs(int pred_nonzero, program_ref *out, int max);
+
 /* ---- on the device (blocking.c) ---- */
 /* A read-write device buffer of `bytes` (what names it in a message). */
 clnz_status rw_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *what);
@@ -45,7 +59,7 @@ clnz_status result_fits(clnz_context *ctx, uint64_t entries, size_t entry_bytes)
 clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
                           const clnz_predicate *pred, cl_mem buf, size_t byte_off);
 /* Static capacity: the entries from the count up to the capacity get the
- * fill value (kernels/nonzero.cl's nz_fill). */
+ * fill value (kernels/fill.cl's nz_fill). */
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill);
 /* A whole job through the chosen strategy: what the device-resident calls do. */
 clnz_status job_run(chain *ch, nz_job *job);

@@ -255,6 +255,12 @@ typedef struct {
     int owned[3];
 } where_inputs;
 
+void where_program(clnz_dtype cond, int pred_nonzero, size_t value_bytes, program_ref *r)
+{
+    program_element(r, "where", cond, pred_nonzero);
+    program_append(r, " -DVALUE_BYTES=%zu", value_bytes);
+}
+
 static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in, cl_mem out,
                                 uint64_t out_off)
 {
@@ -280,14 +286,12 @@ static clnz_status where_launch(chain *ch, const where_plan *w, where_inputs *in
     clnz_status st = CL_CHECK(ctx, e, "clCreateBuffer(shape)");
     if (st)
         return st;
-    char opts[128];
     size_t items = plan_items(ctx, TUNE_MASK);
-    element_options(opts, sizeof opts, w->cond.dtype, w->keys.nonzero);
-    size_t len = strlen(opts);
-    snprintf(opts + len, sizeof opts - len, " -DVALUE_BYTES=%zu", vb);
+    program_ref prog;
+    where_program(w->cond.dtype, w->keys.nonzero, vb, &prog);
     cl_kernel k;
     launch_cfg cfg;
-    st = program_kernel(ctx, "where", "where_write", opts, &k);
+    st = program_kernel(ctx, &prog, "where_write", &k);
     if (!st)
         st = plan_launch(ctx, TUNE_MASK, &k, 1, items, 0, &cfg);
     if (!st) {

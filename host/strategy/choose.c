@@ -19,7 +19,7 @@
 static const char *const names[CLNZ_STRATEGY_COUNT] = {"auto", "single-tile", "two-pass",
                                                        "lookback", "stream"};
 
-static const strategy *impl_of(clnz_strategy s)
+const strategy *strategy_impl(clnz_strategy s)
 {
     switch (s) {
     case CLNZ_STRATEGY_SINGLE_TILE: return &strategy_single_tile;
@@ -89,9 +89,36 @@ static clnz_strategy auto_choice(clnz_context *ctx, const nz_job *job)
         return s;
     if (strategy_single_tile.serves(ctx, job, why, sizeof why))
         return CLNZ_STRATEGY_SINGLE_TILE;
-    if (!impl_of(s)->serves(ctx, job, why, sizeof why))
+    if (!strategy_impl(s)->serves(ctx, job, why, sizeof why))
         s = CLNZ_STRATEGY_TWO_PASS; /* serves every job */
     return s;
+}
+
+int strategy_candidates(const clnz_context *ctx, clnz_strategy out[CLNZ_STRATEGY_COUNT])
+{
+    if (ctx->forced_strategy != CLNZ_STRATEGY_AUTO) {
+        out[0] = ctx->forced_strategy;
+        return 1;
+    }
+    clnz_strategy s = many_tiles(ctx);
+    if (s == CLNZ_STRATEGY_STREAM) /* auto_choice asks nothing else */
+        return out[0] = s, 1;
+    /* auto_choice asks single-tile first (its programs are built by the
+     * question), then the choice for many tiles, else two-pass */
+    int n = 0;
+    out[n++] = CLNZ_STRATEGY_SINGLE_TILE;
+    if (s != CLNZ_STRATEGY_SINGLE_TILE)
+        out[n++] = s;
+    if (s != CLNZ_STRATEGY_TWO_PASS)
+        out[n++] = CLNZ_STRATEGY_TWO_PASS;
+    return n;
+}
+
+clnz_status strategy_programs(clnz_context *ctx, clnz_strategy s, const job_kind *k,
+                              program_set *out)
+{
+    const strategy *impl = strategy_impl(s);
+    return impl ? impl->programs(ctx, k, out) : CLNZ_SUCCESS;
 }
 
 clnz_status strategy_choose(clnz_context *ctx, const nz_job *job, const strategy **out)
@@ -99,13 +126,13 @@ clnz_status strategy_choose(clnz_context *ctx, const nz_job *job, const strategy
     clnz_strategy s = ctx->forced_strategy;
     if (s != CLNZ_STRATEGY_AUTO) {
         char why[200] = "";
-        if (!impl_of(s)->serves(ctx, job, why, sizeof why))
+        if (!strategy_impl(s)->serves(ctx, job, why, sizeof why))
             return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_STRATEGY,
                             "the forced strategy %s cannot serve this call: %s", names[s], why);
     } else {
         s = auto_choice(ctx, job);
     }
     ctx->stats.strategy_runs[s]++;
-    *out = impl_of(s);
+    *out = strategy_impl(s);
     return CLNZ_SUCCESS;
 }

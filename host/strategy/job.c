@@ -29,6 +29,15 @@ clnz_status job_bind_values(clnz_context *ctx, nz_job *job, const tensor_info *x
     return tensor_meta_buffer(ctx, x, &job->x_meta);
 }
 
+job_kind job_kind_of(const nz_job *job)
+{
+    /* value_bytes stays when a select job only counts (emit set to count):
+     * the one-pass kernels then build the program that writes it too */
+    job_kind k = {job->t.dtype, job->keys.nonzero, job->emit, job->value_bytes,
+                  job->batches > 0};
+    return k;
+}
+
 void job_release(nz_job *job)
 {
     if (job->meta)

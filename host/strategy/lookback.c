@@ -28,20 +28,26 @@ static size_t items_that_fit(const clnz_context *ctx, size_t items)
     return items < most ? items : most;
 }
 
-static clnz_status build(clnz_context *ctx, clnz_dtype dtype, int pred_nonzero,
-                         size_t value_bytes, cl_kernel *k)
+/* The value size is a placeholder (4) for jobs that move no values. */
+static void lookback_program(const clnz_context *ctx, const job_kind *k, program_ref *r)
 {
-    char base[96], opts[192];
-    element_options(base, sizeof base, dtype, pred_nonzero);
-    snprintf(opts, sizeof opts, "%s -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u", base,
-             value_bytes ? value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin);
-    return program_kernel(ctx, "lookback", "lb_run", opts, k);
+    program_element(r, "lookback", k->dtype, k->pred_nonzero);
+    program_append(r, " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u",
+                   k->value_bytes ? k->value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin);
+}
+
+static clnz_status build(clnz_context *ctx, const job_kind *kind, cl_kernel *k)
+{
+    program_ref prog;
+    lookback_program(ctx, kind, &prog);
+    return program_kernel(ctx, &prog, "lb_run", k);
 }
 
 static clnz_status plan_make(clnz_context *ctx, const nz_job *job, lb_plan *p)
 {
     size_t items = items_that_fit(ctx, plan_items(ctx, TUNE_LOOKBACK));
-    clnz_status st = build(ctx, job->t.dtype, job->keys.nonzero, job->value_bytes, &p->k);
+    job_kind kind = job_kind_of(job);
+    clnz_status st = build(ctx, &kind, &p->k);
     if (!st)
         st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
                          items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
@@ -54,7 +60,8 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
 {
     items = items_that_fit(ctx, items);
     *local_elem = items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint);
-    return build(ctx, CLNZ_F32, 1, 0, k);
+    job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
+    return build(ctx, &kind, k);
 }
 
 static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
@@ -116,4 +123,12 @@ static clnz_status lb_write(chain *ch, nz_job *job, int counted)
     return run(ch, job);
 }
 
-const strategy strategy_lookback = {CLNZ_STRATEGY_LOOKBACK, lb_serves, lb_count, lb_write};
+static clnz_status lb_programs(clnz_context *ctx, const job_kind *k, program_set *out)
+{
+    program_ref prog;
+    lookback_program(ctx, k, &prog);
+    return program_set_add(out, &prog) ? CLNZ_ERROR_OUT_OF_HOST_MEMORY : CLNZ_SUCCESS;
+}
+
+const strategy strategy_lookback = {CLNZ_STRATEGY_LOOKBACK, lb_serves, lb_count, lb_write,
+                                    lb_programs};

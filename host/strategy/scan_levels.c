@@ -13,18 +13,24 @@
 
 #include <stdio.h>
 
+void scan_program(int is_u64, program_ref *r)
+{
+    r->file = "scan";
+    snprintf(r->options, sizeof r->options, "-DSCAN_T=%s", is_u64 ? "ulong" : "uint");
+}
+
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)
 {
-    char opts[64];
-    scan_options(opts, sizeof opts, is_u64);
+    program_ref prog;
+    scan_program(is_u64, &prog);
     size_t items = plan_items(ctx, TUNE_SCAN);
     if (items < 2) /* a tile of one item never shrinks the recursion */
         items = 2;
     kit->is_u64 = is_u64;
     kit->elem = is_u64 ? 8 : 4;
-    clnz_status st = program_kernel(ctx, "scan", "scan_tiles", opts, &kit->tiles_k);
+    clnz_status st = program_kernel(ctx, &prog, "scan_tiles", &kit->tiles_k);
     if (!st)
-        st = program_kernel(ctx, "scan", "scan_add", opts, &kit->add_k);
+        st = program_kernel(ctx, &prog, "scan_add", &kit->add_k);
     if (st)
         return st;
     cl_kernel ks[2] = {kit->tiles_k, kit->add_k};

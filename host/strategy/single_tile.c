@@ -45,5 +45,17 @@ static clnz_status single_count(chain *ch, nz_job *job)
     return single_write(ch, &counting, 0);
 }
 
+static clnz_status single_programs(clnz_context *ctx, const job_kind *k, program_set *out)
+{
+    (void)ctx;
+    if (k->batched) /* never served (single_serves) */
+        return CLNZ_SUCCESS;
+    program_ref count, write;
+    tile_programs(k, &count, &write);
+    return program_set_add(out, &count) || program_set_add(out, &write)
+               ? CLNZ_ERROR_OUT_OF_HOST_MEMORY
+               : CLNZ_SUCCESS;
+}
+
 const strategy strategy_single_tile = {CLNZ_STRATEGY_SINGLE_TILE, single_serves, single_count,
-                                       single_write};
+                                       single_write, single_programs};

@@ -17,6 +17,7 @@
 #include "core/chain.h"
 #include "core/context.h"
 #include "core/predicate.h"
+#include "core/program.h"
 #include "core/tensor.h"
 #include "tune/tune.h"
 
@@ -70,6 +71,19 @@ clnz_status job_bind_values(clnz_context *ctx, nz_job *job, const tensor_info *x
 /* Releases what job_bind made (the kernels using it keep it alive). */
 void job_release(nz_job *job);
 
+/* What of a job decides the programs it runs: its element type and
+ * predicate class, what it writes (and the size of a value), and whether
+ * it is batched. Warm-up and bundles (uses/variants.c) describe jobs by it
+ * without running them; job_kind_of is how a running job is described. */
+typedef struct {
+    clnz_dtype dtype;
+    int pred_nonzero;
+    int emit;
+    size_t value_bytes; /* a select job's x element size (also while it counts), else 0 */
+    int batched;
+} job_kind;
+job_kind job_kind_of(const nz_job *job);
+
 /* ---- strategies ---- */
 typedef struct strategy strategy;
 struct strategy {
@@ -82,6 +96,10 @@ struct strategy {
     /* Enqueues the whole job: z, offsets and entries. counted: count() ran
      * on this job just before in this chain, and what it left may be used. */
     clnz_status (*write)(chain *ch, nz_job *job, int counted);
+    /* Adds to out the programs count() and write() build for a job of this
+     * kind, from the same functions they build them with; none for a kind
+     * it never serves. */
+    clnz_status (*programs)(clnz_context *ctx, const job_kind *k, program_set *out);
 };
 
 extern const strategy strategy_single_tile, strategy_two_pass, strategy_lookback,
@@ -96,6 +114,16 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
  * the reason if it cannot serve the job), else from the device, the tuning
  * data and the size. Counts the choice in the context's stats. */
 clnz_status strategy_choose(clnz_context *ctx, const nz_job *job, const strategy **out);
+/* The strategies whose programs strategy_choose may build for a job on
+ * this context: the forced one, or what auto tries (the single-tile probe,
+ * the device's or the tuning data's choice, two-pass as the fallback).
+ * Fills out, returns how many. */
+int strategy_candidates(const clnz_context *ctx, clnz_strategy out[CLNZ_STRATEGY_COUNT]);
+const strategy *strategy_impl(clnz_strategy s); /* NULL for auto or an unknown one */
+/* The programs of strategy s for kind k, into out (a failure only when out
+ * of memory). */
+clnz_status strategy_programs(clnz_context *ctx, clnz_strategy s, const job_kind *k,
+                              program_set *out);
 
 /* ---- what several strategies share ---- */
 /* The launch of the two-pass kernels (nz_count, nz_write / sel_write) for
@@ -106,6 +134,9 @@ typedef struct {
     uint64_t tiles;
 } tile_kit;
 clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit);
+/* The programs of the tile kernels: nz_count (and nz_batch_offsets) in
+ * *count, the writing pass (nz_write, or sel_write for values) in *write. */
+void tile_programs(const job_kind *k, program_ref *count, program_ref *write);
 /* The write pass (nz_write or sel_write) over the kit's tiles. single: one
  * tile that counts for itself, its total to offsets[offsets_off]; else the
  * tile offsets are in ctx->scratch and the work-item counts at items_off,
@@ -172,6 +203,7 @@ typedef struct {
     launch_cfg cfg;
 } scan_kit;
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit);
+void scan_program(int is_u64, program_ref *r);
 /* Scratch elements (of the scan's type) a scan of n values uses. */
 uint64_t scan_scratch_elems(const scan_kit *kit, uint64_t n);
 /* Exclusive scan; offsets in elements. total may be NULL. Sums go to

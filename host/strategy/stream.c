@@ -13,17 +13,23 @@ static int stream_serves(clnz_context *ctx, const nz_job *job, char *why, size_t
     return 1; /* any job, any size: it only takes longer */
 }
 
+/* The value size is a placeholder (4) for jobs that move no values. */
+static void stream_program(const job_kind *k, program_ref *r)
+{
+    program_element(r, "stream", k->dtype, k->pred_nonzero);
+    program_append(r, " -DVALUE_BYTES=%zu", k->value_bytes ? k->value_bytes : 4);
+}
+
 static clnz_status run(chain *ch, nz_job *job)
 {
     clnz_context *ctx = ch->ctx;
     if (job->t.n == 0)
         return job_empty(ch, job);
-    char base[96], opts[192];
-    element_options(base, sizeof base, job->t.dtype, job->keys.nonzero);
-    snprintf(opts, sizeof opts, "%s -DVALUE_BYTES=%zu", base,
-             job->value_bytes ? job->value_bytes : 4);
+    job_kind kind = job_kind_of(job);
+    program_ref prog;
+    stream_program(&kind, &prog);
     cl_kernel k;
-    clnz_status st = program_kernel(ctx, "stream", "st_run", opts, &k);
+    clnz_status st = program_kernel(ctx, &prog, "st_run", &k);
     if (st)
         return st;
     job_args a;
@@ -46,5 +52,13 @@ static clnz_status stream_write(chain *ch, nz_job *job, int counted)
     return run(ch, job);
 }
 
+static clnz_status stream_programs(clnz_context *ctx, const job_kind *k, program_set *out)
+{
+    (void)ctx;
+    program_ref prog;
+    stream_program(k, &prog);
+    return program_set_add(out, &prog) ? CLNZ_ERROR_OUT_OF_HOST_MEMORY : CLNZ_SUCCESS;
+}
+
 const strategy strategy_stream = {CLNZ_STRATEGY_STREAM, stream_serves, stream_count,
-                                  stream_write};
+                                  stream_write, stream_programs};

@@ -9,19 +9,28 @@
 
 #include <stdio.h>
 
+void tile_programs(const job_kind *k, program_ref *count, program_ref *write)
+{
+    program_element(count, "nonzero", k->dtype, k->pred_nonzero);
+    if (k->emit != ABI_EMIT_VALUES) {
+        *write = *count;
+        return;
+    }
+    /* select: the same count, a writing pass that moves values */
+    program_element(write, "select", k->dtype, k->pred_nonzero);
+    program_append(write, " -DVALUE_BYTES=%zu", k->value_bytes);
+}
+
 clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
 {
-    char opts[96];
     size_t items = plan_items(ctx, TUNE_TWO_PASS);
-    element_options(opts, sizeof opts, job->t.dtype, job->keys.nonzero);
-    clnz_status st = program_kernel(ctx, "nonzero", "nz_count", opts, &kit->count_k);
-    if (!st && job->emit != ABI_EMIT_VALUES) {
-        st = program_kernel(ctx, "nonzero", "nz_write", opts, &kit->write_k);
-    } else if (!st) { /* select: the same count, a writing pass that moves values */
-        char sel_opts[sizeof opts + 24];
-        snprintf(sel_opts, sizeof sel_opts, "%s -DVALUE_BYTES=%zu", opts, job->value_bytes);
-        st = program_kernel(ctx, "select", "sel_write", sel_opts, &kit->write_k);
-    }
+    job_kind kind = job_kind_of(job);
+    program_ref count, write;
+    tile_programs(&kind, &count, &write);
+    clnz_status st = program_kernel(ctx, &count, "nz_count", &kit->count_k);
+    if (!st)
+        st = program_kernel(ctx, &write, job->emit == ABI_EMIT_VALUES ? "sel_write" : "nz_write",
+                            &kit->write_k);
     if (st)
         return st;
     cl_kernel ks[2] = {kit->count_k, kit->write_k};
@@ -68,10 +77,11 @@ clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint
     clnz_context *ctx = ch->ctx;
     if (job->batches == 0)
         return CLNZ_SUCCESS;
-    char opts[96];
-    element_options(opts, sizeof opts, job->t.dtype, job->keys.nonzero);
+    job_kind kind = job_kind_of(job);
+    program_ref count, write;
+    tile_programs(&kind, &count, &write);
     cl_kernel k;
-    clnz_status st = program_kernel(ctx, "nonzero", "nz_batch_offsets", opts, &k);
+    clnz_status st = program_kernel(ctx, &count, "nz_batch_offsets", &k);
     if (st)
         return st;
     job_args a;

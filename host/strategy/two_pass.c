@@ -76,5 +76,17 @@ static clnz_status two_pass_write(chain *ch, nz_job *job, int already_counted)
     return st;
 }
 
+static clnz_status two_pass_programs(clnz_context *ctx, const job_kind *k, program_set *out)
+{
+    (void)ctx;
+    program_ref count, write, scan;
+    tile_programs(k, &count, &write);
+    scan_program(1, &scan); /* plan_make's scan of the tile counts */
+    return program_set_add(out, &count) || program_set_add(out, &write) ||
+                   program_set_add(out, &scan)
+               ? CLNZ_ERROR_OUT_OF_HOST_MEMORY
+               : CLNZ_SUCCESS;
+}
+
 const strategy strategy_two_pass = {CLNZ_STRATEGY_TWO_PASS, two_pass_serves, two_pass_count,
-                                    two_pass_write};
+                                    two_pass_write, two_pass_programs};

@@ -12,6 +12,7 @@
 #include "core/chain.h"
 #include "tune/tune.h"
 #include "strategy/strategy.h"
+#include "ops/ops.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -58,22 +59,25 @@ static clnz_strategy strategy_of(tune_kernel f)
 static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
                                  size_t *local_elem)
 {
-    char opts[64];
+    program_ref prog;
     size_t items = ctx->launch[f].items_per_work_item;
     if (f == TUNE_LOOKBACK)
         return lookback_kernel_for_tuning(ctx, items, k, local_elem);
     if (f == TUNE_SCAN) {
         *local_elem = 8;
-        scan_options(opts, sizeof opts, 1);
-        return program_kernel(ctx, "scan", "scan_tiles", opts, k);
+        scan_program(1, &prog);
+        return program_kernel(ctx, &prog, "scan_tiles", k);
     }
-    element_options(opts, sizeof opts, CLNZ_F32, 1);
     if (f == TUNE_MASK) {
         *local_elem = 0;
-        return program_kernel(ctx, "mask", "mask_write", opts, k);
+        mask_program(CLNZ_F32, 1, &prog);
+        return program_kernel(ctx, &prog, "mask_write", k);
     }
     *local_elem = 8;
-    return program_kernel(ctx, "nonzero", "nz_write", opts, k);
+    job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
+    program_ref write;
+    tile_programs(&kind, &prog, &write);
+    return program_kernel(ctx, &write, "nz_write", k);
 }
 
 static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *out, int max)

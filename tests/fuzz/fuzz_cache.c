@@ -1,11 +1,13 @@
 /* fuzz_cache.c: libFuzzer target for the readers of clnz's own cache files,
  * which another process, a full disk or a user may have left in any state:
  * the tuning file (tune_store_parse, exact and vendor keys) and the
- * program-binary file (program_cache_parse). They must accept only what
- * they wrote and never read outside the bytes. */
+ * program-binary file (program_cache_parse), and a program bundle's
+ * manifest (manifest_parse), which anyone may have edited. They must accept
+ * only what they wrote and never read outside the bytes. */
 #include "core/context.h"
 #include "tune/tune.h"
 #include "core/program.h"
+#include "uses/manifest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     const unsigned char *bin = program_cache_parse(text, size, "nonzero -DX=1", &len);
     if (bin && (bin < (const unsigned char *)text || bin + len > (const unsigned char *)text + size))
         abort();
+    manifest m;
+    char err[300];
+    if (manifest_parse(text, size, &m, err, sizeof err) == 0) {
+        for (int i = 0; i < m.n; ++i)
+            if (!m.entries[i].size || !kernel_source_embedded(m.entries[i].file))
+                abort(); /* accepted an entry the checks refuse */
+        manifest_free(&m);
+    }
     free(text);
     return 0;
 }

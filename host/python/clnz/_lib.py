@@ -69,6 +69,21 @@ class DeviceInfo(ctypes.Structure):
                 ("tuning", ctypes.c_int), ("why_default", ctypes.c_char * 160)]
 
 
+class Uses(ctypes.Structure):
+    """clnz_uses: bit sets of dtypes, operations, predicate classes, strategies."""
+    _fields_ = [("dtypes", ctypes.c_uint32), ("ops", ctypes.c_uint32),
+                ("predicates", ctypes.c_uint32), ("strategies", ctypes.c_uint32)]
+
+
+STRATEGIES = ["auto", "single-tile", "two-pass", "lookback", "stream"]  # clnz_strategy's order
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("programs_from_source", ctypes.c_uint64), ("programs_from_cache", ctypes.c_uint64),
+                ("cache_files_rejected", ctypes.c_uint64),
+                ("strategy_runs", ctypes.c_uint64 * len(STRATEGIES))]
+
+
 def _pkg_config_libdir():
     """The libdir of an installed clnz.pc, for a prefix the loader does not search."""
     try:
@@ -146,6 +161,10 @@ def _declare(lib):
         "clnz_context_cl_context": (c_void_p, [ctx]),
         "clnz_context_queue": (c_void_p, [ctx]),
         "clnz_list_devices": (c_int, [P(DeviceInfo), c_int, P(c_int)]),
+        "clnz_context_stats": (c_int, [ctx, P(Stats)]),
+        "clnz_uses_parse": (c_int, [P(Uses), c_char_p, c_char_p, c_char_p, c_size_t]),
+        "clnz_warmup": (c_int, [ctx, P(Uses), P(c_int)]),
+        "clnz_context_use_bundle": (c_int, [ctx, c_char_p]),
         "clnz_nonzero_options_init": (None, [P(NonzeroOptions)]),
         "clnz_nonzero_width": (c_int, [P(NonzeroOptions), c_int]),
         "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(NonzeroOptions),

@@ -1,0 +1,47 @@
+/* args_uses.c: the options `clnz warmup` and `clnz bundle build` share: a
+ * device and a declared set of uses (--dtypes, --ops, --predicates,
+ * --strategies, each a comma-separated list), parsed by the library's own
+ * clnz_uses_parse so that the names are the library's. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* "--NAME VALUE" or "--NAME=VALUE" at argv[*i]: its value, or NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_uses *uses)
+{
+    static const char *const axes[] = {"dtypes", "ops", "predicates", "strategies"};
+    static const char *const names[] = {"--device", "--dtypes", "--ops", "--predicates",
+                                        "--strategies"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k)
+        if (strcmp(argv[*i], names[k]) == 0 && *i + 1 >= argc)
+            return fail(EXIT_USAGE, "%s needs a value", names[k]), -1;
+    const char *v = option_value(argc, argv, i, "--device");
+    if (v) {
+        *device = v;
+        return 1;
+    }
+    for (size_t a = 0; a < sizeof axes / sizeof axes[0]; ++a) {
+        char name[24];
+        snprintf(name, sizeof name, "--%s", axes[a]);
+        if (!(v = option_value(argc, argv, i, name)))
+            continue;
+        char msg[600];
+        if (clnz_uses_parse(uses, axes[a], v, msg, sizeof msg) != CLNZ_SUCCESS)
+            return fail(EXIT_USAGE, "%s: %s", name, msg), -1;
+        return 1;
+    }
+    return 0;
+}

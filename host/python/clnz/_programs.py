@@ -1,0 +1,83 @@
+"""Programs ahead of the first call: warm-up, bundles, and the counters
+that show whether a call compiled (clnz_warmup, clnz_context_use_bundle,
+clnz_context_stats)."""
+import ctypes
+
+import numpy as np
+
+from . import _core, _lib
+
+L = _core.L
+
+
+def _names(v, what):
+    """A list argument as clnz_uses_parse takes it: "a,b", or a sequence of names."""
+    if isinstance(v, str):
+        return v
+    try:
+        items = list(v)
+    except TypeError:
+        raise TypeError(f"clnz: {what} must be a str or a sequence of str, not "
+                        f"{type(v).__name__}") from None
+    if not all(isinstance(x, str) for x in items):
+        raise TypeError(f"clnz: {what} must name each entry with a str")
+    return ",".join(items)
+
+
+def uses(dtypes=None, ops=None, predicates=None, strategies=None):
+    """A clnz_uses from Python arguments: dtypes as numpy dtypes (or their
+    names, "all"); ops, predicates and strategies as the command line's
+    names. None takes the library's default."""
+    u = _lib.Uses()
+    if dtypes is not None:
+        if isinstance(dtypes, str) and dtypes == "all":
+            u.dtypes = (1 << len(_core.DTYPES)) - 1
+        else:
+            for dt in ([dtypes] if isinstance(dtypes, (str, type, np.dtype)) else dtypes):
+                u.dtypes |= 1 << _core.dtype_index(dt, "warmup dtypes")
+    for axis, v in (("ops", ops), ("predicates", predicates), ("strategies", strategies)):
+        if v is None:
+            continue
+        msg = ctypes.create_string_buffer(600)
+        if L.clnz_uses_parse(ctypes.byref(u), axis.encode(), _names(v, axis).encode(), msg,
+                             len(msg)):
+            raise ValueError(f"clnz: {axis}: {msg.value.decode(errors='replace')}")
+    return u
+
+
+def warmup(dtypes=None, ops=None, predicates=None, strategies=None, context=None):
+    """Builds (or loads from a bundle or the program cache) every program
+    the named uses need, so that their calls compile nothing: a service
+    calls it at start. dtypes: numpy dtypes (default: all twelve); ops:
+    "count", "nonzero", "batched", "select", "where", "mask", "scan",
+    "channels", "image2d" (default: count and nonzero); predicates:
+    "nonzero", "compare" or an op name (default: nonzero); strategies:
+    "single-tile", "two-pass", "lookback", "stream" (default: the ones the
+    device's calls pick). Returns how many programs are ready."""
+    u = uses(dtypes, ops, predicates, strategies)
+    ctx = context or _core.default_context()
+    n = ctypes.c_int()
+    ctx.check(L.clnz_warmup(ctx._h(), ctypes.byref(u), ctypes.byref(n)))
+    return n.value
+
+
+def use_bundle(path, context=None):
+    """Makes the context load programs from the bundle folder `path` (made
+    by `clnz bundle build`) before it would compile; None: no bundle. A
+    bundle for another device or driver, or a damaged one, raises
+    clnz.Error."""
+    ctx = context or _core.default_context()
+    ctx.check(L.clnz_context_use_bundle(ctx._h(), None if path is None else str(path).encode()))
+
+
+def stats(context=None):
+    """The context's counters: programs compiled ("programs_from_source"),
+    loaded from the on-disk cache ("programs_from_cache"), cache files
+    rejected, and calls run by each strategy ("strategy_runs", by name)."""
+    ctx = context or _core.default_context()
+    s = _lib.Stats()
+    ctx.check(L.clnz_context_stats(ctx._h(), ctypes.byref(s)))
+    return {"programs_from_source": s.programs_from_source,
+            "programs_from_cache": s.programs_from_cache,
+            "cache_files_rejected": s.cache_files_rejected,
+            "strategy_runs": dict(zip(_lib.STRATEGIES, s.strategy_runs))}

@@ -1,0 +1,173 @@
+/* bundle.c: a program bundle in memory: its manifest and the bytes of each
+ * program's file. Read from a folder (every file checked against the
+ * manifest's size and checksum before anything uses it) or made by
+ * bundle_build.c; writing one to a folder is the caller's (the command
+ * line writes it all or nothing, host/io/output_dir.c). */
+#include "uses/bundle.h"
+#include "core/cache.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
+{
+    if (msg && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, n, fmt, ap);
+        va_end(ap);
+    }
+    return CLNZ_ERROR_BUNDLE_REFUSED;
+}
+
+clnz_bundle *bundle_new(const manifest *m)
+{
+    clnz_bundle *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->m = *m;
+    b->m.entries = calloc((size_t)(m->n ? m->n : 1), sizeof *b->m.entries);
+    b->data = calloc((size_t)(m->n ? m->n : 1), sizeof *b->data);
+    if (!b->m.entries || !b->data) {
+        b->m.n = 0;
+        clnz_bundle_release(b);
+        return NULL;
+    }
+    memcpy(b->m.entries, m->entries, (size_t)m->n * sizeof *m->entries);
+    return b;
+}
+
+void bundle_set_file(clnz_bundle *b, int i, unsigned char *data, size_t size)
+{
+    free(b->data[i]);
+    b->data[i] = data;
+    b->m.entries[i].size = size;
+    b->m.entries[i].checksum = cache_hash(data, size, CACHE_HASH_SEED);
+}
+
+int bundle_finish(clnz_bundle *b)
+{
+    free(b->text);
+    b->text = manifest_format(&b->m, &b->text_len);
+    return b->text ? 0 : -1;
+}
+
+/* Program i's file from the folder, checked. */
+static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
+{
+    const manifest_entry *e = &b->m.entries[i];
+    char name[MANIFEST_FILE_NAME];
+    manifest_file_name(&b->m, i, name, sizeof name);
+    char *path = cache_path(b->dir, "%s", name);
+    size_t size = 0;
+    unsigned char *data = path ? (unsigned char *)cache_read_file(path, e->size, &size) : NULL;
+    free(path);
+    if (!data)
+        return refuse(msg, n, "bundle '%s': %s is missing, unreadable or larger than the manifest "
+                      "says (%" PRIu64 " bytes)", b->dir, name, e->size);
+    if (size != e->size || cache_hash(data, size, CACHE_HASH_SEED) != e->checksum) {
+        free(data);
+        return refuse(msg, n, "bundle '%s': %s does not match its checksum in %s: it was "
+                      "changed or damaged", b->dir, name, MANIFEST_NAME);
+    }
+    b->data[i] = data;
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size)
+{
+    if (!dir || !out)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    char *path = cache_path(dir, MANIFEST_NAME);
+    size_t size = 0;
+    char *text = path ? cache_read_file(path, MANIFEST_MAX_BYTES, &size) : NULL;
+    free(path);
+    if (!text)
+        return refuse(msg, msg_size, "bundle '%s': no readable %s (of at most 1 MiB) in it", dir,
+                      MANIFEST_NAME);
+    manifest m;
+    char err[300];
+    if (manifest_parse(text, size, &m, err, sizeof err)) {
+        free(text);
+        return refuse(msg, msg_size, "bundle '%s': %s", dir, err);
+    }
+    clnz_bundle *b = bundle_new(&m);
+    manifest_free(&m);
+    if (!b || !(b->dir = strdup(dir))) {
+        free(text);
+        clnz_bundle_release(b);
+        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    b->text = text;
+    b->text_len = size;
+    clnz_status st = CLNZ_SUCCESS;
+    for (int i = 0; i < b->m.n && !st; ++i)
+        st = read_entry(b, i, msg, msg_size);
+    if (st)
+        clnz_bundle_release(b);
+    else
+        *out = b;
+    return st;
+}
+
+int clnz_bundle_file_count(const clnz_bundle *b) { return b ? 1 + b->m.n : 0; }
+
+clnz_status clnz_bundle_file(const clnz_bundle *b, int index, const char **name,
+                             const void **data, size_t *size)
+{
+    if (!b || index < 0 || index > b->m.n || !name || !data || !size)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    clnz_bundle *w = (clnz_bundle *)b; /* the names live in the bundle */
+    if (index == 0) {
+        snprintf(w->name, sizeof w->name, "%s", MANIFEST_NAME);
+        *data = b->text;
+        *size = b->text_len;
+    } else {
+        manifest_file_name(&b->m, index - 1, w->name, sizeof w->name);
+        *data = b->data[index - 1];
+        *size = (size_t)b->m.entries[index - 1].size;
+    }
+    *name = w->name;
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_bundle_add_binary(clnz_bundle *b, int program, const void *data, size_t size,
+                                   char *msg, size_t msg_size)
+{
+    if (!b || !data)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    if (program < 0 || program >= b->m.n)
+        return refuse(msg, msg_size, "the bundle has programs 0 to %d, not %d", b->m.n - 1,
+                      program);
+    if (size == 0 || size > MANIFEST_MAX_BINARY)
+        return refuse(msg, msg_size, "a binary of %zu bytes (1 byte to 1 GiB)", size);
+    unsigned char *copy = malloc(size);
+    if (!copy)
+        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(copy, data, size);
+    b->m.entries[program].is_source = 0;
+    bundle_set_file(b, program, copy, size);
+    return bundle_finish(b) ? CLNZ_ERROR_OUT_OF_HOST_MEMORY : CLNZ_SUCCESS;
+}
+
+void clnz_bundle_release(clnz_bundle *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; b->data && i < b->m.n; ++i)
+        free(b->data[i]);
+    free(b->data);
+    manifest_free(&b->m);
+    free(b->text);
+    free(b->dir);
+    free(b);
+}
+
+const manifest *bundle_manifest(const clnz_bundle *b) { return &b->m; }
+const char *bundle_dir(const clnz_bundle *b) { return b->dir ? b->dir : "(in memory)"; }

@@ -1,0 +1,102 @@
+/* bundle_use.c: a context loading its programs from a bundle
+ * (clnz_context_use_bundle, CLNZ_BUNDLE): the bundle is checked whole
+ * when it is taken (bundle.c), and refused unless it was built for this
+ * device, driver and clnz version; core/program.c then asks bundle_load
+ * for each program before the program cache and the compiler. */
+#include "uses/bundle.h"
+#include "core/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The first way the bundle's device differs from the context's, or NULL. */
+static const char *mismatch(const clnz_context *ctx, const manifest *m, char *mine, size_t n)
+{
+    const char *theirs[] = {m->clnz, m->platform, m->device, m->vendor, m->driver};
+    const char *ours[] = {CLNZ_VERSION_STRING, ctx->id.platform, ctx->id.device, ctx->id.vendor,
+                          ctx->id.driver};
+    static const char *const what[] = {"clnz version", "platform", "device", "vendor",
+                                       "driver version"};
+    for (int i = 0; i < 5; ++i) {
+        manifest_clean(ours[i], mine, n);
+        if (strcmp(theirs[i], mine) != 0)
+            return what[i];
+    }
+    return NULL;
+}
+
+static const char *field_of(const manifest *m, const char *what)
+{
+    return strcmp(what, "clnz version") == 0 ? m->clnz
+           : strcmp(what, "platform") == 0   ? m->platform
+           : strcmp(what, "device") == 0     ? m->device
+           : strcmp(what, "vendor") == 0     ? m->vendor
+                                             : m->driver;
+}
+
+clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir)
+{
+    CTX_HOLD(ctx);
+    if (!ctx)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    ctx_clear_message(ctx);
+    if (!dir) {
+        clnz_bundle_release(ctx->bundle);
+        ctx->bundle = NULL;
+        return CLNZ_SUCCESS;
+    }
+    clnz_bundle *b;
+    char msg[CLNZ_MESSAGE_MAX - 16];
+    clnz_status st = clnz_bundle_open(dir, &b, msg, sizeof msg);
+    if (st)
+        return ctx_fail(ctx, st, "%s", st == CLNZ_ERROR_BUNDLE_REFUSED ? msg : "out of host memory");
+    char mine[128];
+    const char *what = mismatch(ctx, &b->m, mine, sizeof mine);
+    if (what) {
+        st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
+                      "bundle '%.150s' was built for %s '%.100s', this context's is '%.100s': "
+                      "build one on this device (clnz bundle build)",
+                      dir, what, field_of(&b->m, what), mine);
+        clnz_bundle_release(b);
+        return st;
+    }
+    clnz_bundle_release(ctx->bundle);
+    ctx->bundle = b;
+    return CLNZ_SUCCESS;
+}
+
+cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_hash,
+                       clnz_status *st)
+{
+    const manifest *m = &ctx->bundle->m;
+    *st = CLNZ_SUCCESS;
+    int i = 0;
+    while (i < m->n && (m->entries[i].is_source || m->entries[i].source_hash != source_hash ||
+                        strcmp(m->entries[i].file, p->file) != 0 ||
+                        strcmp(m->entries[i].options, p->options) != 0))
+        ++i;
+    if (i == m->n)
+        return NULL;
+    size_t len = (size_t)m->entries[i].size;
+    const unsigned char *bin = ctx->bundle->data[i];
+    cl_int e = CL_SUCCESS, bs = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->device, &len, &bin, &bs, &e);
+    if (!e && !bs)
+        e = clBuildProgram(prog, 1, &ctx->device, "", NULL, NULL);
+    if (!e && !bs)
+        return prog;
+    if (!e)
+        e = bs;
+    if (prog)
+        clReleaseProgram(prog);
+    char name[MANIFEST_FILE_NAME];
+    manifest_file_name(m, i, name, sizeof name);
+    if (ctx->can_compile) /* the compiler still can: a warning, then the source */
+        ctx_warn(ctx, "warning: the driver refused %s of bundle '%.200s' (%s): built from source",
+                 name, bundle_dir(ctx->bundle), clnz_status_string(e));
+    else
+        *st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
+                       "the driver refused %s of bundle '%.200s' (kernels/%s.cl %s): %s", name,
+                       bundle_dir(ctx->bundle), p->file, p->options, clnz_status_string(e));
+    return NULL;
+}

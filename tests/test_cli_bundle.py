@@ -1,0 +1,153 @@
+"""`clnz bundle` and `clnz warmup` against numpy: a bundle built once, then
+used by processes that may not compile (CLNZ_NO_COMPILE=1) and start with an
+empty program cache; what a bundle lacks, a bundle for another device, and a
+damaged one are refused with one `clnz: ...` line; clnz writes a bundle
+whole or not at all and replaces only a folder it made. The building goes
+through the suite's shared program cache, so the quick tier compiles each
+program once."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from test_cli import SEED, random_array, rng  # noqa: F401 (rng: a fixture)
+from test_cli_reliability import clnz, listing, one_error_line, temporaries
+
+USES = ["--dtypes", "u8,f32", "--ops", "count,nonzero"]
+
+
+def fnv1a(data):
+    """The manifest's checksum (FNV-1a 64, as host/core/cache.c)."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def edit_manifest(bundle, key, value, resign=True):
+    """The line `key ...` set to `key value` (not the first line, the magic);
+    resign: the checksum line made to match again."""
+    path = os.path.join(bundle, "manifest.txt")
+    lines = open(path, "rb").read().split(b"\n")
+    for i in range(1, len(lines)):
+        if lines[i].startswith(key.encode() + b" "):
+            lines[i] = f"{key} {value}".encode()
+            break
+    if resign:
+        body = b"\n".join(lines[:-2]) + b"\n"
+        lines[-2] = b"checksum %016x" % fnv1a(body)
+    open(path, "wb").write(b"\n".join(lines))
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bundle") / "b"
+    p = clnz("bundle", "build", "-o", d, *USES, check=True)
+    assert b"programs" in p.stdout
+    assert "manifest.txt" in listing(d) and not temporaries(d.parent)
+    return d
+
+
+def loading_env(tmp_path, bundle=None):
+    """May not compile, an empty program cache of its own, the bundle."""
+    env = dict(os.environ, CLNZ_NO_COMPILE="1", CLNZ_CACHE_DIR=str(tmp_path / "empty-cache"))
+    os.makedirs(env["CLNZ_CACHE_DIR"], exist_ok=True)
+    env.pop("CLNZ_BUNDLE", None)
+    if bundle is not None:
+        env["CLNZ_BUNDLE"] = str(bundle)
+    return env
+
+
+@pytest.mark.parametrize("dtype", ["u1", "f4"])
+def test_bundle_serves_calls_without_a_compiler(tmp_path, rng, bundle, dtype):
+    env = loading_env(tmp_path, bundle)
+    for shape in [(7, 5), (150, 301)]:
+        a = random_array(rng, dtype, shape)
+        np.save(tmp_path / "a.npy", a)
+        for layout, want in [("rows", np.argwhere(a)), ("columns", np.array(np.nonzero(a))),
+                             ("flat", np.flatnonzero(a))]:
+            clnz("nonzero", tmp_path / "a.npy", "-o", tmp_path / "o.npy", "--layout", layout,
+                 env=env, check=True)
+            got = np.load(tmp_path / "o.npy")
+            assert got.shape == want.shape and (got == want).all(), (layout, shape, SEED)
+        p = clnz("count", tmp_path / "a.npy", env=env, check=True)
+        assert int(p.stdout) == np.count_nonzero(a)
+
+
+def test_missing_variant_names_the_option(tmp_path, rng, bundle):
+    np.save(tmp_path / "a.npy", random_array(rng, "f8", (9, 9)))
+    line = one_error_line(clnz("count", tmp_path / "a.npy", env=loading_env(tmp_path, bundle)))
+    assert "f64" in line and "--dtypes u8,f32,f64" in line, line
+    line = one_error_line(clnz("count", tmp_path / "a.npy", env=loading_env(tmp_path)))
+    assert "clnz bundle build" in line and "CLNZ_BUNDLE" in line, line
+
+
+def refusal(tmp_path, bundle_dir, rng):
+    np.save(tmp_path / "a.npy", random_array(rng, "u1", (9, 9)))
+    return one_error_line(clnz("count", tmp_path / "a.npy",
+                               env=loading_env(tmp_path, bundle_dir)))
+
+
+def test_bundle_for_another_device_is_refused(tmp_path, rng, bundle):
+    other = tmp_path / "other"
+    shutil.copytree(bundle, other)
+    edit_manifest(other, "device", "Some FPGA board")
+    line = refusal(tmp_path, other, rng)
+    assert "was built for device 'Some FPGA board'" in line, line
+    p = clnz("bundle", "list", other)  # listing shows it: it is well formed
+    assert p.returncode == 0 and b"Some FPGA board" in p.stdout
+
+
+def test_damaged_bundle_is_refused(tmp_path, rng, bundle):
+    damaged = tmp_path / "damaged"
+    shutil.copytree(bundle, damaged)
+    name = sorted(n for n in os.listdir(damaged) if n.endswith(".bin"))[0]
+    data = bytearray((damaged / name).read_bytes())
+    data[len(data) // 2] ^= 1
+    (damaged / name).write_bytes(data)
+    line = refusal(tmp_path, damaged, rng)
+    assert f"{name} does not match its checksum" in line, line
+    assert "does not match its checksum" in one_error_line(clnz("bundle", "list", damaged))
+    shutil.rmtree(damaged)
+    shutil.copytree(bundle, damaged)
+    edit_manifest(damaged, "ops", "count", resign=False)
+    assert "checksum does not match" in refusal(tmp_path, damaged, rng)
+
+
+def test_build_writes_only_what_clnz_made(tmp_path, bundle):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    line = one_error_line(clnz("bundle", "build", "-o", mine, *USES))
+    assert "did not make" in line, line
+    assert listing(mine) == ["notes.txt"] and (mine / "notes.txt").read_text() == "keep"
+    (tmp_path / "file").write_text("x")
+    one_error_line(clnz("bundle", "build", "-o", tmp_path / "file", *USES))
+    assert (tmp_path / "file").read_text() == "x"
+    again = tmp_path / "again"
+    shutil.copytree(bundle, again)  # a bundle of its own is replaced whole
+    clnz("bundle", "build", "-o", again, "--dtypes", "u8", "--ops", "count", check=True)
+    assert b"dtypes u8\n" in (again / "manifest.txt").read_bytes()
+    assert not temporaries(tmp_path)
+
+
+@pytest.mark.parametrize("args", [["build"], ["build", "-o"], ["build", "-o", "x", "--dtypes", "u9"],
+                                  ["build", "-o", "x", "--ops", ""], ["list"], ["frobnicate"],
+                                  ["add", "x", "0"], ["add", "x", "-1", "y"]])
+def test_bad_arguments_are_usage_errors(tmp_path, args):
+    p = clnz("bundle", *args, cwd=tmp_path)
+    one_error_line(p, code=2)
+    assert listing(tmp_path) == []
+
+
+def test_warmup_fills_the_cache_for_processes_that_follow(tmp_path, rng):
+    env = loading_env(tmp_path)
+    del env["CLNZ_NO_COMPILE"]
+    p = clnz("warmup", "--dtypes", "u8", "--ops", "count,nonzero", env=env, check=True)
+    assert b"programs ready" in p.stdout
+    np.save(tmp_path / "a.npy", a := random_array(rng, "u1", (40, 30)))
+    env["CLNZ_NO_COMPILE"] = "1"  # the warmed cache serves the call
+    clnz("nonzero", tmp_path / "a.npy", "-o", tmp_path / "o.npy", env=env, check=True)
+    assert (np.load(tmp_path / "o.npy") == np.argwhere(a)).all()
+    one_error_line(clnz("warmup", "--ops", "count,bogus", env=env), code=2)
