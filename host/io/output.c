@@ -86,8 +86,33 @@ static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM, SIGALR
 enum { N_FATAL = sizeof fatal_signals / sizeof fatal_signals[0] };
 static sigset_t fatal_set; /* those not ignored when clnz started (nohup ignores SIGHUP) */
 static void (*signal_hook)(void); /* output_dir.c's temporary folder */
+static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
 
 void out_registry_lock(void) { pthread_mutex_lock(&registry); }
+
+/* Called with the registry's lock held, before a commit and after it. A
+ * signal that came before (still pending, or taken by the waiter, which
+ * then waits for this lock) cancels the commit: every output stays as it
+ * was, and the process dies of that signal. One that came during the
+ * commit is acted on after its last rename: every output is new, and the
+ * process still dies of it. Without the second call the main thread could
+ * return from main before the waiter, which was waiting for the lock, got
+ * to run (seen under load: a SIGTERM sent during the renames, exit status
+ * 0, the test that sends it failing 1 run in 4). */
+void out_registry_stop_if_signalled(void)
+{
+    sigset_t pending;
+    int any = signalled != 0;
+    if (!any && sigpending(&pending) == 0)
+        for (int i = 0; i < N_FATAL && !any; ++i)
+            any = sigismember(&fatal_set, fatal_signals[i]) == 1 &&
+                  sigismember(&pending, fatal_signals[i]) == 1;
+    if (!any)
+        return;
+    pthread_mutex_unlock(&registry); /* the waiter removes the temporaries and kills us */
+    for (;;)
+        pause();
+}
 void out_registry_unlock(void) { pthread_mutex_unlock(&registry); }
 void out_set_signal_hook(void (*hook)(void)) { signal_hook = hook; }
 
@@ -97,6 +122,7 @@ static void *signal_waiter(void *unused)
     int sig = 0;
     while (sigwait(&fatal_set, &sig) != 0) {
     }
+    signalled = sig;
     pthread_mutex_lock(&registry); /* waits out a commit: all outputs or none */
     for (int i = 0; live && i < live->n; ++i)
         if (live->files[i]->named)
@@ -568,6 +594,7 @@ static int commit_regular(out_set *s, char *err, size_t err_size)
 {
     char q[IO_QUOTE_MAX];
     pthread_mutex_lock(&registry);
+    out_registry_stop_if_signalled();
     int rc = 0;
     for (int i = 0; i < s->n && !rc; ++i) {
         out_file *f = s->files[i];
@@ -592,6 +619,7 @@ static int commit_regular(out_set *s, char *err, size_t err_size)
         f->named = 0;
         ++done;
     }
+    out_registry_stop_if_signalled(); /* one that came during the renames: now */
     pthread_mutex_unlock(&registry);
     return rc;
 }

@@ -271,10 +271,12 @@ int out_dir_commit(out_dir *d, char *err, size_t err_size)
     if (fsync(d->tmpfd) != 0 && errno != EINVAL)
         FAIL("cannot write %s: %s", io_quote(d->path, q, sizeof q), strerror(errno));
     out_registry_lock();
+    out_registry_stop_if_signalled();
     int rc = swap_in(d);
     int e = errno;
     if (!rc)
         d->named = 0;
+    out_registry_stop_if_signalled();
     out_registry_unlock();
     if (rc)
         FAIL("cannot put %s in place: %s", io_quote(d->path, q, sizeof q),

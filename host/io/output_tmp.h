@@ -16,6 +16,10 @@ int out_is_tmp_name(const char *name);
 void out_signals_install(void);
 void out_registry_lock(void);
 void out_registry_unlock(void);
+/* With the lock held, before a commit and after it: if a fatal signal has
+ * come, never returns (the lock is let go and the signal thread ends the
+ * process). */
+void out_registry_stop_if_signalled(void);
 /* Called by that thread under the lock: output_dir.c removes its folder. */
 void out_set_signal_hook(void (*hook)(void));
 /* Writes all n bytes (in pieces, through EINTR): 0, or -1 with errno. */
