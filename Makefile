@@ -48,7 +48,7 @@ CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
-          tests/test_cli_reliability.py tests/test_example.py
+          tests/test_cli_reliability.py tests/test_cli_pipes.py tests/test_example.py
 
 .PHONY: all run example test test-full suites test-asan test-tsan test-valgrind test-oclgrind fuzz \
         install uninstall check-kernels deps clean bench bench-tools
