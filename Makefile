@@ -364,7 +364,8 @@ $(B)/fuzz/fuzz_cache: tests/fuzz/fuzz_cache.c $(LIB_SRC) $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli/args.c $(LIB_SRC) $(B)/kernels_src.c
+$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli/args.c host/io/text_out.c $(LIB_SRC) \
+                     $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 
