@@ -158,11 +158,15 @@ deps:
 	scripts/deps
 
 # The benchmark's helpers (scripts/bench builds them itself through this).
-bench-tools: $(B)/bench_clnz $(B)/membw
+bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
 
 $(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/obj/io/input.o $(B)/libclnz.a
 	$(CC) $(CFLAGS) -o $@ scripts/bench_clnz.c $(B)/obj/io/npy.o $(B)/obj/io/input.o \
 	  $(B)/libclnz.a $(LDLIBS)
+
+# The per-call host overhead against a bare kernel launch (issue 17.4).
+$(B)/bench_overhead: scripts/bench_overhead.c include/clnz.h $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
 
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
