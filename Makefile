@@ -48,7 +48,8 @@ CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
 TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
-          tests/test_cli_reliability.py tests/test_cli_bundle.py tests/test_example.py
+          tests/test_cli_reliability.py tests/test_cli_bundle.py tests/test_cli_pipes.py \
+          tests/test_example.py
 
 .PHONY: all run example test test-full suites test-asan test-tsan test-valgrind test-oclgrind fuzz \
         install uninstall check-kernels deps clean bench bench-tools
@@ -158,7 +159,7 @@ deps:
 	scripts/deps
 
 # The benchmark's helpers (scripts/bench builds them itself through this).
-bench-tools: $(B)/bench_clnz $(B)/membw
+bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
 
 $(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o $(B)/obj/io/input.o \
                 $(B)/libclnz.a
@@ -170,6 +171,10 @@ $(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o $(B)/o
 $(B)/obj/c_loop.o: scripts/c_loop.c scripts/c_loop.h include/clnz.h
 	@mkdir -p $(@D)
 	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -Iinclude -c -o $@ $<
+
+# The per-call host overhead against a bare kernel launch (issue 17.4).
+$(B)/bench_overhead: scripts/bench_overhead.c include/clnz.h $(B)/libclnz.a
+	$(CC) $(CFLAGS) -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
 
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
@@ -371,7 +376,8 @@ $(B)/fuzz/fuzz_cache: tests/fuzz/fuzz_cache.c $(LIB_SRC) $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli/args.c $(LIB_SRC) $(B)/kernels_src.c
+$(B)/fuzz/fuzz_args: tests/fuzz/fuzz_args.c host/cli/args.c host/io/text_out.c $(LIB_SRC) \
+                     $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
 

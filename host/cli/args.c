@@ -118,6 +118,15 @@ static int parse_pred(const char *s, clnz_predicate *p, char *why, size_t n)
     return 1;
 }
 
+/* --format's value: no output is touched when it is wrong (options are
+ * parsed before any output is added). */
+static int parse_format(const char *v, out_format *format)
+{
+    if (!out_format_parse(v, format))
+        return fail(EXIT_USAGE, "--format '%s': use npy, csv or txt", v);
+    return EXIT_OK;
+}
+
 int cli_stop(int rc, const char *usage)
 {
     if (rc == CLI_HELP)
@@ -161,7 +170,8 @@ static int option_error(int k, const char *arg, const char *cmd)
 /* Their options that take a value. */
 static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
                                            "--count-out", "--layout", "--index", "--width",
-                                           "--size", "--fill", "--order", "--offsets-out"};
+                                           "--size", "--fill", "--order", "--offsets-out",
+                                           "--format"};
 enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
 
 static int set_option(const char *name, const char *v, cli_args *a)
@@ -219,6 +229,8 @@ static int set_option(const char *name, const char *v, cli_args *a)
             a->opts.order = CLNZ_ORDER_ROW_MAJOR;
         else
             return fail(EXIT_USAGE, "--order '%s': use rc (row, column) or xy", v);
+    } else if (strcmp(name, "--format") == 0) {
+        return parse_format(v, &a->format);
     } else if (strcmp(name, "--fill") == 0) {
         if (!parse_i64(v, &a->opts.fill))
             return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
@@ -279,8 +291,10 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
 }
 
 /* ---- select and where ---- */
-/* Their options that take a value; where takes the first three only. */
-static const char *const sel_option_names[] = {"-o", "--output", "--device", "--mask", "--pred"};
+/* Their options that take a value; where takes the first four only. */
+static const char *const sel_option_names[] = {"-o", "--output", "--device", "--format",
+                                               "--mask", "--pred"};
+enum { SEL_OUTPUT_SHORT, SEL_OUTPUT, SEL_DEVICE, SEL_FORMAT, SEL_MASK, SEL_PRED, N_SEL_OPTIONS };
 
 /* Options of both commands; positionals may be negative numbers (where).
  * --help anywhere wins, as for nonzero. */
@@ -301,17 +315,20 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
             a->positional[a->n_positional++] = arg;
             continue;
         }
-        int k = take_option(argc, argv, &i, sel_option_names, with_mask ? 5 : 3, &v);
+        int k = take_option(argc, argv, &i, sel_option_names,
+                            with_mask ? N_SEL_OPTIONS : SEL_MASK, &v);
         char why[300];
         if (k < 0)
             return option_error(k, arg, cmd);
-        if (k <= 1)
+        if (k == SEL_OUTPUT_SHORT || k == SEL_OUTPUT)
             a->output = v;
-        else if (k == 2)
+        else if (k == SEL_DEVICE)
             a->device = v;
-        else if (k == 3)
+        else if (k == SEL_FORMAT && parse_format(v, &a->format))
+            return EXIT_USAGE;
+        else if (k == SEL_MASK)
             a->mask = v;
-        else if (!parse_pred(v, &a->pred, why, sizeof why))
+        else if (k == SEL_PRED && !parse_pred(v, &a->pred, why, sizeof why))
             return fail(EXIT_USAGE, "%s", why);
     }
     static const char *const names[2][3] = {{"X"}, {"COND", "X", "Y"}};
@@ -320,5 +337,11 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
                     names[max_positional == 3][a->n_positional], cmd);
     if (!a->output)
         return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz %s --help)", cmd);
+    /* standard input can be read once */
+    int from_stdin = a->mask && strcmp(a->mask, "-") == 0;
+    for (int i = 0; i < a->n_positional; ++i)
+        from_stdin += strcmp(a->positional[i], "-") == 0;
+    if (from_stdin > 1)
+        return fail(EXIT_USAGE, "only one input can be '-' (standard input)");
     return EXIT_OK;
 }

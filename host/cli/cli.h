@@ -31,6 +31,7 @@ typedef struct {
     int out_index[3]; /* output, count_out, offsets_out in the run's out_set (-1: none) */
     int batch;
     int channels; /* --channels: 1 + the rule */
+    out_format format; /* --format, of every output */
     clnz_predicate pred; /* --pred, else nonzero */
     clnz_nonzero_options opts;
 } cli_args;
@@ -42,6 +43,7 @@ typedef struct {
     const char *positional[3];
     int n_positional;
     const char *output, *mask, *device;
+    out_format format; /* --format */
     clnz_predicate pred; /* --pred, else nonzero */
 } sel_args;
 /* EXIT_OK, CLI_HELP, or EXIT_USAGE after printing why. */
@@ -54,6 +56,16 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
  * (the usage error printed). */
 int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_uses *uses);
 
+/* The lines of a command's usage on its standard streams and --format
+ * (nonzero, select, where), aligned with their other options. */
+#define CLI_USAGE_PIPES                                                                     \
+    "  -o -               write OUTPUT to standard output (nothing else goes there); an\n" \
+    "                     input named - is a .npy read from standard input\n"              \
+    "  --format FMT       npy (the default), csv or txt: text as np.savetxt writes it,\n"   \
+    "                     one line per entry (per row of a 2-D output), ',' or ' '\n"     \
+    "                     between the entries of a row; integers as %d, f16, f32 and\n"   \
+    "                     f64 as %.5g, %.9g and %.17g (they read back exactly)\n"
+
 /* Room for a message that quotes two paths. */
 enum { CLI_ERR_MAX = 2 * IO_QUOTE_MAX + 512 };
 
@@ -63,12 +75,13 @@ enum { CLI_ERR_MAX = 2 * IO_QUOTE_MAX + 512 };
 int cli_start(int argc, char **argv, int is_nonzero, cli_args *a, npy_array *arr,
               clnz_context **ctx, out_set *outs);
 /* Adds an output before any work, so that one that cannot be written
- * fails the run at once: its index in outs, or -1 after printing why. */
+ * fails the run at once: its index in outs, or -1 after printing why.
+ * "-" is standard output (output.c). */
 int cli_add_output(out_set *outs, const char *path);
-/* Output i's bytes: a .npy of a C-order array. */
-int cli_put_npy(out_set *outs, int i, const char *descr, int ndim, const int64_t *shape,
-                const void *data, size_t bytes);
-int cli_put_array(out_set *outs, int i, const clnz_array *r);
+/* Output i's bytes: a C-order array as a .npy, or as text (--format). */
+int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
+            const int64_t *shape, const void *data);
+int cli_put_array(out_set *outs, int i, out_format format, const clnz_array *r);
 /* Every output in place, or none; then the set is freed. An exit status. */
 int cli_commit(out_set *outs);
 

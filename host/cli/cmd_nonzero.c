@@ -14,6 +14,7 @@ static const char usage_nonzero[] =
     "                    [--order rc|xy] [--batch --offsets-out OFFSETS.npy]\n"
     "                    [--channels any|all]\n"
     "                    [--size S] [--fill V] [--count-out COUNT.npy] [--device SEL]\n"
+    "                    [--format npy|csv|txt]\n"
     "\n"
     "Writes the C-order coordinates of the elements of INPUT (.npy or image) that are\n"
     "nonzero, or that satisfy --pred, to OUTPUT.npy.\n"
@@ -39,7 +40,9 @@ static const char usage_nonzero[] =
     "                     (rank-1 of them), item after item, and --offsets-out FILE the\n"
     "                     (B+1,) int64 offsets: item b is OUTPUT[off[b]:off[b+1]]\n"
     "  --device SEL       the device: P:D as 'clnz devices' lists them, a kind (gpu,\n"
-    "                     cpu, accelerator) or part of its platform's or its name\n";
+    "                     cpu, accelerator) or part of its platform's or its name\n"
+    CLI_USAGE_PIPES
+    "  (--format applies to every output: --count-out and --offsets-out too)\n";
 
 int cmd_nonzero(int argc, char **argv)
 {
@@ -64,16 +67,13 @@ int cmd_nonzero(int argc, char **argv)
         out_discard(&outs);
         goto done;
     }
-    static const char *const descr[] = {"<i8", "<i4", "<u4"};
-    size_t ib = res.index_type == CLNZ_INDEX_INT64 ? 8 : 4;
-    size_t bytes = ib * (size_t)res.shape[0] * (size_t)(res.ndim == 2 ? res.shape[1] : 1);
-    rc = cli_put_npy(&outs, a.out_index[0], descr[res.index_type], res.ndim, res.shape,
-                     res.indices, bytes);
+    static const clnz_dtype index_dtype[] = {CLNZ_I64, CLNZ_I32, CLNZ_U32};
+    rc = cli_put(&outs, a.out_index[0], a.format, index_dtype[res.index_type], res.ndim,
+                 res.shape, res.indices);
     if (!rc && a.count_out)
-        rc = cli_put_npy(&outs, a.out_index[1], "<i8", 0, NULL, &res.count, sizeof res.count);
+        rc = cli_put(&outs, a.out_index[1], a.format, CLNZ_I64, 0, NULL, &res.count);
     if (!rc && a.batch)
-        rc = cli_put_npy(&outs, a.out_index[2], "<i8", 1, offsets.shape, offsets.data,
-                         (size_t)offsets.shape[0] * 8);
+        rc = cli_put(&outs, a.out_index[2], a.format, CLNZ_I64, 1, offsets.shape, offsets.data);
     if (!rc)
         rc = cli_commit(&outs);
     out_discard(&outs);

@@ -8,16 +8,18 @@
 
 static const char usage_select[] =
     "usage: clnz select X -o OUTPUT.npy [--mask M] [--pred OP:VALUE] [--device SEL]\n"
+    "                   [--format npy|csv|txt]\n"
     "\n"
     "Writes the values of X (.npy or image) at the selected positions, in C order, as a 1-D\n"
     "array of X's dtype (numpy: X[M != 0], np.extract; torch.masked_select).\n"
     "\n"
-    "  --mask M          a .npy of X's shape, any dtype: the positions where M is\n"
-    "                    nonzero (or satisfies --pred)\n"
-    "  --pred OP:VALUE   OP is eq, ne, lt, le, gt or ge: the positions where X (or M)\n"
-    "                    satisfies it; without --mask and --pred, where X is nonzero\n"
-    "  --device SEL      the device: P:D as 'clnz devices' lists them, a kind (gpu,\n"
-    "                    cpu, accelerator) or part of its platform's or its name\n";
+    "  --mask M           a .npy of X's shape, any dtype: the positions where M is\n"
+    "                     nonzero (or satisfies --pred)\n"
+    "  --pred OP:VALUE    OP is eq, ne, lt, le, gt or ge: the positions where X (or M)\n"
+    "                     satisfies it; without --mask and --pred, where X is nonzero\n"
+    "  --device SEL       the device: P:D as 'clnz devices' lists them, a kind (gpu,\n"
+    "                     cpu, accelerator) or part of its platform's or its name\n"
+    CLI_USAGE_PIPES;
 
 int cmd_select(int argc, char **argv)
 {
@@ -48,7 +50,7 @@ int cmd_select(int argc, char **argv)
                                      a.mask ? m.data : NULL, &a.pred, &res);
         char q[IO_QUOTE_MAX];
         rc = st ? lib_fail(ctx, st, io_quote(a.positional[0], q, sizeof q))
-                : cli_put_array(&outs, out, &res);
+                : cli_put_array(&outs, out, a.format, &res);
     }
     if (!rc)
         rc = cli_commit(&outs);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage_where[] =
-    "usage: clnz where COND X Y -o OUTPUT.npy [--device SEL]\n"
+    "usage: clnz where COND X Y -o OUTPUT.npy [--device SEL] [--format npy|csv|txt]\n"
     "\n"
     "Writes X where COND (.npy, any dtype) is nonzero and Y elsewhere, element-wise over\n"
     "the broadcast shape of the three (np.where, torch.where). X and Y are .npy files or\n"
@@ -18,7 +18,9 @@ static const char usage_where[] =
     "The result's dtype: X's and Y's when both are arrays (they must agree); the\n"
     "array's when the other is a number, which must fit it exactly (no 0.5 into an\n"
     "integer array; a float array rounds as numpy does); float64 for two numbers if\n"
-    "either is written as a float, else int64.\n";
+    "either is written as a float, else int64.\n"
+    "\n"
+    CLI_USAGE_PIPES;
 
 static int operand_of(const char *text, const char *name, npy_array *arr, clnz_tensor *t,
                       clnz_operand *op, int *is_array)
@@ -74,7 +76,7 @@ int cmd_where(int argc, char **argv)
     if (!rc) {
         clnz_status st = clnz_where(ctx, &ct, c.data, NULL, &xo, x_arr ? x.data : NULL, &yo,
                                     y_arr ? y.data : NULL, &res);
-        rc = st ? lib_fail(ctx, st, "where") : cli_put_array(&outs, out, &res);
+        rc = st ? lib_fail(ctx, st, "where") : cli_put_array(&outs, out, a.format, &res);
     }
     if (!rc)
         rc = cli_commit(&outs);

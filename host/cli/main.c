@@ -21,7 +21,9 @@ static const char usage_main[] =
     "\n"
     "Find nonzero elements of arrays and images on an OpenCL device. Inputs are .npy\n"
     "files, or PNG, PGM (P5) and PPM (P6) images: (H, W) for gray, (H, W, C) for colour,\n"
-    "u8 or u16 (16-bit samples); outputs are .npy.\n"
+    "u8 or u16 (16-bit samples); '-' reads a .npy from standard input. Outputs are .npy,\n"
+    "or csv and txt with --format as np.savetxt writes them; '-o -' writes to standard\n"
+    "output.\n"
     "\n"
     "commands:\n"
     "  nonzero INPUT -o OUTPUT.npy [options]   write the coordinates of the selected elements\n"
@@ -79,23 +81,32 @@ int cli_add_output(out_set *outs, const char *path)
     return i;
 }
 
-int cli_put_npy(out_set *outs, int i, const char *descr, int ndim, const int64_t *shape,
-                const void *data, size_t bytes)
+int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
+            const int64_t *shape, const void *data)
 {
-    unsigned char head[NPY_HEADER_MAX];
-    size_t head_len = npy_header(descr, ndim, shape, head);
     char err[CLI_ERR_MAX];
-    if (out_write(outs, i, head, head_len, data, bytes, err, sizeof err))
-        return fail(EXIT_FAIL, "%s", err);
-    return EXIT_OK;
+    size_t bytes = clnz_dtype_size(dtype);
+    for (int d = 0; d < ndim; ++d)
+        bytes *= (size_t)shape[d];
+    int bad;
+    if (format == OUT_NPY) {
+        unsigned char head[NPY_HEADER_MAX];
+        size_t head_len = npy_header(npy_descr(dtype), ndim, shape, head);
+        bad = out_write(outs, i, head, head_len, data, bytes, err, sizeof err);
+    } else {
+        /* the text goes as the head, which out_write copies (or writes at
+         * once): the data it would keep until the commit is ours to free */
+        size_t len;
+        char *text = text_format(format, dtype, ndim, shape, data, &len, err, sizeof err);
+        bad = !text || out_write(outs, i, text, len, NULL, 0, err, sizeof err);
+        free(text);
+    }
+    return bad ? fail(EXIT_FAIL, "%s", err) : EXIT_OK;
 }
 
-int cli_put_array(out_set *outs, int i, const clnz_array *r)
+int cli_put_array(out_set *outs, int i, out_format format, const clnz_array *r)
 {
-    size_t bytes = clnz_dtype_size(r->dtype);
-    for (int d = 0; d < r->rank; ++d)
-        bytes *= (size_t)r->shape[d];
-    return cli_put_npy(outs, i, npy_descr(r->dtype), r->rank, r->shape, r->data, bytes);
+    return cli_put(outs, i, format, r->dtype, r->rank, r->shape, r->data);
 }
 
 int cli_commit(out_set *outs)

@@ -103,11 +103,15 @@ static const char *kind_of(mode_t m)
 int in_open(in_file *f, const char *path, char *err, size_t err_size)
 {
     memset(f, 0, sizeof *f);
-    f->path = path;
+    /* "-" is standard input: a copy of descriptor 0, left blocking (the
+     * writer is there from the start, however long it takes to write) */
+    int is_stdin = strcmp(path, "-") == 0;
+    f->path = path = is_stdin ? IN_STDIN_NAME : path;
     f->fd = -1;
     char q[IO_QUOTE_MAX];
     /* O_NONBLOCK: opening a FIFO must not wait for a writer */
-    f->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    f->fd = is_stdin ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                     : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (f->fd < 0)
         FAIL("cannot open %s: %s", io_quote(path, q, sizeof q), strerror(errno));
     struct stat sb;
@@ -117,8 +121,14 @@ int in_open(in_file *f, const char *path, char *err, size_t err_size)
         FAIL("cannot open %s: %s", io_quote(path, q, sizeof q), strerror(e));
     }
     if (S_ISREG(sb.st_mode)) {
-        f->size = (uint64_t)sb.st_size;
+        /* standard input redirected from a file may start past its start */
+        off_t at = is_stdin ? lseek(f->fd, 0, SEEK_CUR) : 0;
+        f->size = (uint64_t)sb.st_size - (uint64_t)(at > 0 && at <= sb.st_size ? at : 0);
         return 0;
+    }
+    if (is_stdin && isatty(f->fd)) {
+        in_close(f);
+        FAIL("standard input is a terminal: pipe a .npy into clnz, or redirect one with '<'");
     }
     if (!S_ISFIFO(sb.st_mode)) {
         in_close(f);

@@ -1,6 +1,6 @@
 /* io.h: the clnz command's file formats: .npy in and out (npy.c), PNG, PGM
- * and PPM images in (image.c), over the input files of input.c. Outputs
- * are written through output.h. */
+ * and PPM images in (image.c), over the input files of input.c; csv and
+ * txt out (text_out.c). Outputs are written through output.h. */
 #ifndef CLNZ_CLI_NPY_H
 #define CLNZ_CLI_NPY_H
 
@@ -37,7 +37,9 @@ typedef struct {
     size_t ahead_len, ahead_pos;
 } in_file;
 
+/* path "-" is standard input, named IN_STDIN_NAME in messages. */
 int in_open(in_file *f, const char *path, char *err, size_t err_size);
+#define IN_STDIN_NAME "<stdin>"
 void in_close(in_file *f);
 /* Up to n bytes without consuming them (for telling formats apart). */
 size_t in_peek(in_file *f, void *buf, size_t n);
@@ -72,5 +74,17 @@ size_t npy_header(const char *descr, int ndim, const int64_t *shape,
                   unsigned char out[NPY_HEADER_MAX]);
 /* The .npy descr of a dtype in native (little-endian) order, "<f4". */
 const char *npy_descr(clnz_dtype dtype);
+
+/* ---- text outputs (text_out.c) ---- */
+
+/* What the command writes (--format): .npy, or text as np.savetxt. */
+typedef enum { OUT_NPY, OUT_CSV, OUT_TXT } out_format;
+/* "npy", "csv" or "txt" into *format: 1, else 0. */
+int out_format_parse(const char *name, out_format *format);
+/* A C-order array of ndim 0..2 as text (csv: ',' between the entries of
+ * a row, txt: ' '), malloc'd, its length in *len; NULL with a one-line
+ * reason in err (ndim > 2, out of memory). */
+char *text_format(out_format format, clnz_dtype dtype, int ndim, const int64_t *shape,
+                  const void *data, size_t *len, char *err, size_t err_size);
 
 #endif

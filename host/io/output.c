@@ -42,6 +42,7 @@ enum { MAX_SYMLINKS = 40 };
 struct out_file {
     char *path; /* as given, for messages */
     int through; /* written at commit by opening path itself */
+    int to_stdout; /* "-": through standard output (never opened, never truncated) */
     int trunc;   /* through a /proc/self/fd link (/dev/stdout) to a regular file */
     int exists;
     struct stat st; /* the target's, when it exists */
@@ -435,6 +436,11 @@ static void file_free(out_file *f)
 /* Checks the target and sets f up for it. */
 static int prepare(out_file *f, char *err, size_t err_size)
 {
+    if (strcmp(f->path, "-") == 0) { /* its identity, for same_target */
+        f->through = f->to_stdout = 1;
+        f->exists = fstat(STDOUT_FILENO, &f->st) == 0;
+        return 0;
+    }
     char q[IO_QUOTE_MAX];
     const char *name = io_quote(f->path, q, sizeof q);
     int fd_link;
@@ -534,6 +540,8 @@ int out_write(out_set *s, int i, const void *head, size_t head_len, const void *
  * open fails with ENXIO until one comes). */
 static int open_through(const out_file *f)
 {
+    if (f->to_stdout) /* a copy to close: `>>` keeps appending, a pipe stays open */
+        return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
     int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (f->trunc ? O_TRUNC : 0);
     for (int waited = 0;; waited += 10) {
         int fd = open(f->path, flags);

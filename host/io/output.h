@@ -25,7 +25,7 @@ typedef struct {
  * written, a path that names the same file as another output of the set.
  * A regular file (or a new one) gets a temporary file beside it (symlinks
  * followed); a FIFO or character device (/dev/null, a pipe as /dev/stdout)
- * is written through at commit time. */
+ * is written through at commit time, and so is "-", standard output. */
 int out_add(out_set *s, const char *path, char *err, size_t err_size);
 /* Output i's bytes: head (copied) then data (used until out_commit or
  * out_discard). */
