@@ -225,11 +225,15 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     if (too_long)
         ctx_warn(c, "warning: the cache folder's path is PATH_MAX bytes or more: no cache");
     plan_defaults(c);
+    /* before the launches: CLNZ_AUTOTUNE=1 tunes here, which builds programs */
+    st = programs_setup(c, msg, msg_size);
+    if (st)
+        return st;
     launch_from_store(c);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     limit_max_alloc(c, max_alloc);
-    return programs_setup(c, msg, msg_size);
+    return CLNZ_SUCCESS;
 }
 
 /* The OpenCL context and queue on c->device, under the driver lock. */
