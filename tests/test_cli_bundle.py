@@ -130,6 +130,24 @@ def test_build_writes_only_what_clnz_made(tmp_path, bundle):
     clnz("bundle", "build", "-o", again, "--dtypes", "u8", "--ops", "count", check=True)
     assert b"dtypes u8\n" in (again / "manifest.txt").read_bytes()
     assert not temporaries(tmp_path)
+    # a bundle folder that holds a file, or a folder, of the user's is not
+    # clnz's alone: refused, untouched (it was replaced, the file deleted,
+    # while the emptiness check's read hid the folder's entries)
+    for extra in ["NOTES.md", "sub"]:
+        mixed = tmp_path / ("mixed-" + extra)
+        shutil.copytree(bundle, mixed)
+        if extra == "sub":
+            (mixed / extra).mkdir()
+            (mixed / extra / "f").write_text("keep")
+        else:
+            (mixed / extra).write_text("keep")
+        before = {n: (mixed / n).read_bytes() for n in listing(mixed) if (mixed / n).is_file()}
+        line = one_error_line(clnz("bundle", "build", "-o", mixed, *USES))
+        assert "did not make" in line, line
+        assert {n: (mixed / n).read_bytes() for n in listing(mixed)
+                if (mixed / n).is_file()} == before
+        assert sorted(listing(mixed)) == sorted(listing(bundle) + [extra])
+    assert not temporaries(tmp_path)
 
 
 @pytest.mark.parametrize("args", [["build"], ["build", "-o"], ["build", "-o", "x", "--dtypes", "u9"],

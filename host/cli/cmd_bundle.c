@@ -49,6 +49,10 @@ static int is_bundle(int dirfd)
             close(copy);
         return 0;
     }
+    /* the copy shares its position with dirfd, which a caller may have read
+     * (the emptiness check): from the first entry, or a folder read to its
+     * end would pass for a bundle with nothing else in it */
+    rewinddir(d);
     for (struct dirent *e; ok && (e = readdir(d));) {
         const char *n = e->d_name, *dot = strrchr(n, '.');
         size_t digits = strspn(n, "0123456789");
