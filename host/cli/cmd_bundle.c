@@ -64,13 +64,22 @@ static int is_bundle(int dirfd)
     return ok;
 }
 
-/* Every file of the bundle into DIR, all or nothing. */
-static int write_bundle(const clnz_bundle *b, const char *dir)
+/* The target folder, checked and its temporary made: before the OpenCL
+ * context, so that a bad DIR fails before minutes of compiling, and so
+ * that the signal thread (out_dir_begin installs it) is in place before
+ * the driver starts threads of its own, which would otherwise take a
+ * SIGINT's default action at any point, halfway through the swap too. */
+static int open_target(const char *dir, out_dir **d)
 {
     char err[CLI_ERR_MAX];
-    out_dir *d = out_dir_begin(dir, is_bundle, err, sizeof err);
-    if (!d)
-        return fail(EXIT_FAIL, "%s", err);
+    *d = out_dir_begin(dir, is_bundle, err, sizeof err);
+    return *d ? EXIT_OK : fail(EXIT_FAIL, "%s", err);
+}
+
+/* Every file of the bundle into the target, all or nothing; d is discarded. */
+static int write_bundle(const clnz_bundle *b, out_dir *d)
+{
+    char err[CLI_ERR_MAX];
     int rc = 0;
     for (int i = 0; i < clnz_bundle_file_count(b) && !rc; ++i) {
         const char *name;
@@ -113,19 +122,29 @@ static int bundle_build(int argc, char **argv)
             flags |= CLNZ_BUNDLE_SOURCES;
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             out = argv[++i];
+        else if (strcmp(argv[i], "-o") == 0)
+            return fail(EXIT_USAGE, "-o needs a folder (see clnz bundle --help)");
         else
             return fail(EXIT_USAGE, "unknown argument '%s' for bundle build (see clnz bundle "
                         "--help)", argv[i]);
     }
     if (!out)
         return fail(EXIT_USAGE, "bundle build needs -o DIR (see clnz bundle --help)");
-    clnz_context *ctx;
-    int rc = open_context(device, &ctx);
+    out_dir *d;
+    int rc = open_target(out, &d);
     if (rc)
         return rc;
+    clnz_context *ctx;
+    rc = open_context(device, &ctx);
+    if (rc) {
+        out_dir_discard(d);
+        return rc;
+    }
     clnz_bundle *b = NULL;
     clnz_status st = clnz_bundle_build(ctx, &uses, flags, &b);
-    rc = st ? lib_fail(ctx, st, "bundle build") : write_bundle(b, out);
+    if (st)
+        out_dir_discard(d);
+    rc = st ? lib_fail(ctx, st, "bundle build") : write_bundle(b, d);
     if (!rc)
         printf("%d programs, %zu bytes\n", clnz_bundle_file_count(b) - 1, bundle_bytes(b));
     clnz_bundle_release(b);
@@ -181,10 +200,13 @@ static int bundle_add(int argc, char **argv)
     int rc = bundle_open(argv[3], &b);
     if (!rc) {
         clnz_status st = clnz_bundle_add_binary(b, (int)program, data, size, err, sizeof err);
+        out_dir *d = NULL;
         rc = st ? fail(EXIT_FAIL, "bundle add: %s", st == CLNZ_ERROR_BUNDLE_REFUSED
                                                         ? err
                                                         : clnz_status_string(st))
-                : write_bundle(b, argv[3]);
+                : open_target(argv[3], &d);
+        if (!rc)
+            rc = write_bundle(b, d);
         clnz_bundle_release(b);
     }
     free(data);

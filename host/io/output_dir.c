@@ -225,11 +225,17 @@ int out_dir_file(out_dir *d, const char *name, const void *data, size_t size, ch
     char q[IO_QUOTE_MAX];
     if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         FAIL("no file name: '%s'", name);
+    /* under the registry lock: the signal thread, which empties and removes
+     * the temporary folder, must not run while a file is being made in it
+     * (the folder, not empty again, would stay: seen 1 SIGINT in 40) */
+    out_registry_lock();
+    out_registry_stop_if_signalled();
     int fd = openat(d->tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     int bad = fd < 0 || out_write_all(fd, data, size) != 0 || (fsync(fd) != 0 && errno != EINVAL);
     int e = errno;
     if (fd >= 0 && close(fd) != 0 && !bad)
         bad = 1, e = errno;
+    out_registry_unlock();
     if (bad)
         FAIL("cannot write %s in %s: %s", name, io_quote(d->path, q, sizeof q), strerror(e));
     return 0;
