@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
+#include "core/tensor.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -339,6 +340,7 @@ void clnz_context_release(clnz_context *c)
         clReleaseEvent(c->last_event);
     if (c->scratch)
         clReleaseMemObject(c->scratch);
+    tensor_meta_release_all(c);
     if (c->queue)
         clReleaseCommandQueue(c->queue);
     if (c->cl)

@@ -5,6 +5,7 @@
 #define CLNZ_CORE_CONTEXT_H
 
 #include "clnz.h"
+#include "core/predicate.h"
 #include "tune/tune_kernels.h"
 
 #include <pthread.h>
@@ -16,9 +17,29 @@
 typedef struct {
     char key[224];      /* file, build options (PROGRAM_OPTIONS_MAX) and kernel name */
     size_t program_len; /* key[0..program_len) names the program: file and options */
+    size_t wg_limit;    /* CL_KERNEL_WORK_GROUP_SIZE once asked; 0 before */
     cl_program program;
     cl_kernel kernel;
 } kernel_entry;
+
+/* One answer of pred_to_keys, kept (predicate.c). */
+typedef struct {
+    int used;
+    clnz_dtype dtype;
+    clnz_predicate pred; /* as normalized: CLNZ_OP_NONZERO is x != 0 */
+    pred_keys keys;
+} pred_memo;
+#define PRED_MEMO_SLOTS 4
+
+/* A shape-and-strides buffer the kernels read (tensor.c), kept: such a
+ * buffer is never written after it is made, so any call with the same
+ * shape and strides may share it. */
+typedef struct {
+    cl_mem buf; /* NULL: a free slot */
+    int krank;
+    cl_long meta[2 * CLNZ_MAX_RANK];
+} meta_memo;
+#define META_MEMO_SLOTS 4
 
 typedef struct {
     char platform[128], device[128], vendor[128], driver[64], type[16];
@@ -89,6 +110,14 @@ struct clnz_context {
     int profiling;        /* the tuner times calls: keep their first event */
     cl_event first_event;
     clnz_stats stats;
+    /* pred_to_keys' last answers: its binary searches over the key range
+     * cost about 1 us, as much as the rest of a small call's host code. */
+    pred_memo pred_memo[PRED_MEMO_SLOTS];
+    unsigned pred_memo_next;
+    /* Shape buffers of recent calls: making one is a clCreateBuffer, a
+     * fifth of a small call's host time on PoCL. Released with the context. */
+    meta_memo meta_memo[META_MEMO_SLOTS];
+    unsigned meta_memo_next;
 };
 
 clnz_context *ctx_hold(const clnz_context *ctx); /* locks; NULL passes */

@@ -7,6 +7,7 @@
  * comparison that follows numpy's promotion rules, so the kernels need no
  * floating point at all and every dtype behaves the same on every device. */
 #include "core/predicate.h"
+#include "core/context.h"
 #include "core/dtype.h"
 #include "core/error.h"
 
@@ -218,6 +219,15 @@ clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype d, const clnz_predicate *
                         (int)p.value.kind);
     if (p.op == CLNZ_OP_NONZERO)
         p = clnz_pred_int(CLNZ_OP_NE, 0);
+    /* the value's 8 bytes, whatever its kind, tell predicates apart */
+    for (int i = 0; i < PRED_MEMO_SLOTS; ++i) {
+        const pred_memo *m = &ctx->pred_memo[i];
+        if (m->used && m->dtype == d && m->pred.op == p.op && m->pred.value.kind == p.value.kind &&
+            m->pred.value.u == p.value.u) {
+            *out = m->keys;
+            return CLNZ_SUCCESS;
+        }
+    }
     out->nonzero = p.op == CLNZ_OP_NE &&
                    (p.value.kind == CLNZ_VALUE_FLOAT ? p.value.f == 0.0
                                                : (p.value.kind == CLNZ_VALUE_UINT ? p.value.u == 0
@@ -245,5 +255,6 @@ clnz_status pred_to_keys(clnz_context *ctx, clnz_dtype d, const clnz_predicate *
     out->lo = (uint64_t)lo; /* two's complement for signed keys */
     out->hi = (uint64_t)hi;
     out->invert = p.op == CLNZ_OP_NE;
+    ctx->pred_memo[ctx->pred_memo_next++ % PRED_MEMO_SLOTS] = (pred_memo){1, d, p, *out};
     return CLNZ_SUCCESS;
 }

@@ -17,11 +17,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Writes "<text><v>" at p (v >= 0) and returns the end. */
+static char *put_define(char *p, const char *text, unsigned v)
+{
+    char digits[12];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < (int)sizeof digits);
+    size_t len = strlen(text);
+    memcpy(p, text, len);
+    p += len;
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
 void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pred_nonzero)
 {
+    /* "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", written without snprintf: every
+     * launch names its program, and formatting was a third of a small
+     * call's host code on PoCL */
     r->file = file;
-    snprintf(r->options, sizeof r->options, "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", (int)dtype,
-             pred_nonzero);
+    char *p = put_define(r->options, "-DCLNZ_DTYPE=", (unsigned)dtype);
+    p = put_define(p, " -DPRED_NONZERO=", (unsigned)pred_nonzero);
+    *p = '\0';
 }
 
 void program_append(program_ref *r, const char *fmt, ...)
@@ -205,21 +225,49 @@ static clnz_status keep(clnz_context *ctx, const program_ref *p, const char *nam
     kernel_entry *ent = &ctx->kernels[ctx->n_kernels++];
     int len = program_prefix(p, ent->key, sizeof ent->key);
     snprintf(ent->key + len, sizeof ent->key - (size_t)len, "%s", name);
+    ent->wg_limit = 0;
     ent->program_len = (size_t)len;
     ent->program = prog;
     ent->kernel = k;
     return CLNZ_SUCCESS;
 }
 
+/* Whether key is "file options|name" (keep's form), compared piece by
+ * piece: every launch looks its kernel up, and formatting the key cost more
+ * than the rest of the lookup. */
+static int key_is(const char *key, const program_ref *p, const char *name)
+{
+    size_t lf = strlen(p->file), lo = strlen(p->options);
+    return strncmp(key, p->file, lf) == 0 && key[lf] == ' ' &&
+           strncmp(key + lf + 1, p->options, lo) == 0 && key[lf + 1 + lo] == '|' &&
+           strcmp(key + lf + 2 + lo, name) == 0;
+}
+
 static cl_kernel find_kernel(const clnz_context *ctx, const program_ref *p, const char *name)
 {
-    char key[sizeof ctx->kernels[0].key];
-    int len = program_prefix(p, key, sizeof key);
-    snprintf(key + len, sizeof key - (size_t)len, "%s", name);
     for (int i = 0; i < ctx->n_kernels; ++i)
-        if (strcmp(ctx->kernels[i].key, key) == 0)
+        if (key_is(ctx->kernels[i].key, p, name))
             return ctx->kernels[i].kernel;
     return NULL;
+}
+
+clnz_status program_kernel_wg_limit(clnz_context *ctx, cl_kernel k, size_t *limit)
+{
+    kernel_entry *ent = NULL;
+    for (int i = 0; i < ctx->n_kernels && !ent; ++i)
+        if (ctx->kernels[i].kernel == k)
+            ent = &ctx->kernels[i];
+    if (ent && ent->wg_limit) {
+        *limit = ent->wg_limit;
+        return CLNZ_SUCCESS;
+    }
+    cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *limit,
+                                        limit, NULL);
+    if (e)
+        return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+    if (ent)
+        ent->wg_limit = *limit;
+    return CLNZ_SUCCESS;
 }
 
 clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,

@@ -44,6 +44,9 @@ void program_set_free(program_set *s);
  * context's life. */
 clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,
                            cl_kernel *out);
+/* CL_KERNEL_WORK_GROUP_SIZE of kernel k on the context's device, asked once
+ * for a kernel program_kernel made (each launch plans with it). */
+clnz_status program_kernel_wg_limit(clnz_context *ctx, cl_kernel k, size_t *limit);
 /* Builds (or loads) program p and keeps every kernel in it, as a first call
  * would: what clnz_warmup does for each program. */
 clnz_status program_warm(clnz_context *ctx, const program_ref *p);

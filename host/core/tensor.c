@@ -119,10 +119,39 @@ clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_me
         meta[d] = info->shape[d];
         meta[info->krank + d] = info->strides[d];
     }
+    size_t bytes = 2 * (size_t)info->krank * sizeof(cl_long);
+    for (int i = 0; i < META_MEMO_SLOTS; ++i) {
+        meta_memo *m = &ctx->meta_memo[i];
+        if (m->buf && m->krank == info->krank && memcmp(m->meta, meta, bytes) == 0) {
+            clRetainMemObject(m->buf); /* the caller releases it, as a new one */
+            *out = m->buf;
+            return CLNZ_SUCCESS;
+        }
+    }
     cl_int e = CL_SUCCESS;
-    *out = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                          2 * (size_t)info->krank * sizeof(cl_long), meta, &e);
-    return CL_CHECK(ctx, e, "clCreateBuffer(shape)");
+    *out = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, meta, &e);
+    if (e)
+        return CL_CHECK(ctx, e, "clCreateBuffer(shape)");
+    /* the slot's old buffer lives on while a queued kernel holds it */
+    meta_memo *m = &ctx->meta_memo[ctx->meta_memo_next++ % META_MEMO_SLOTS];
+    if (m->buf)
+        clReleaseMemObject(m->buf);
+    if (clRetainMemObject(*out) != CL_SUCCESS) {
+        m->buf = NULL;
+        return CLNZ_SUCCESS;
+    }
+    m->buf = *out;
+    m->krank = info->krank;
+    memcpy(m->meta, meta, bytes);
+    return CLNZ_SUCCESS;
+}
+
+void tensor_meta_release_all(clnz_context *ctx)
+{
+    for (int i = 0; i < META_MEMO_SLOTS; ++i)
+        if (ctx->meta_memo[i].buf)
+            clReleaseMemObject(ctx->meta_memo[i].buf);
+    memset(ctx->meta_memo, 0, sizeof ctx->meta_memo);
 }
 
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,

@@ -26,7 +26,10 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
                          uint64_t count, size_t elem);
 /* A shape as Python writes it: "(2, 3)", "(4,)", "()". */
 void shape_text(int rank, const int64_t *shape, char *buf, size_t n);
-/* A small read-only buffer with shape then strides, for the kernels. */
+/* A small read-only buffer with shape then strides, for the kernels; the
+ * context keeps recent ones and hands them out again (never write one). */
 clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_mem *out);
+/* Releases the shape buffers tensor_meta_buffer keeps for reuse. */
+void tensor_meta_release_all(clnz_context *ctx);
 
 #endif

@@ -3,6 +3,7 @@
  * device queries), tile counts, and the scratch the scan levels need. */
 #include "core/context.h"
 #include "core/error.h"
+#include "core/program.h"
 #include "tune/tune.h"
 
 #include <stdio.h>
@@ -59,10 +60,9 @@ clnz_status plan_launch(clnz_context *ctx, tune_kernel family, cl_kernel *kernel
     size_t limit = plan_local_limit(ctx, local_elem_bytes);
     for (int i = 0; i < n_kernels; ++i) {
         size_t k = 0;
-        cl_int e = clGetKernelWorkGroupInfo(kernels[i], ctx->device, CL_KERNEL_WORK_GROUP_SIZE,
-                                            sizeof k, &k, NULL);
-        if (e)
-            return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+        clnz_status st = program_kernel_wg_limit(ctx, kernels[i], &k);
+        if (st)
+            return st;
         if (k < limit)
             limit = k;
     }
