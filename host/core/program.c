@@ -222,8 +222,17 @@ static clnz_status keep(clnz_context *ctx, const program_ref *p, const char *nam
         ctx->kernels = e;
         ctx->cap_kernels = cap;
     }
-    kernel_entry *ent = &ctx->kernels[ctx->n_kernels++];
+    kernel_entry *ent = &ctx->kernels[ctx->n_kernels];
     int len = program_prefix(p, ent->key, sizeof ent->key);
+    if (len < 0 || (size_t)len + strlen(name) >= sizeof ent->key) {
+        /* find_kernel compares whole keys: a cut one would never be found */
+        clReleaseKernel(k);
+        clReleaseProgram(prog);
+        return ctx_fail(ctx, CLNZ_ERROR_PROGRAM_UNAVAILABLE,
+                        "internal: the kernel key '%s %s|%s' is too long to keep", p->file,
+                        p->options, name);
+    }
+    ++ctx->n_kernels;
     snprintf(ent->key + len, sizeof ent->key - (size_t)len, "%s", name);
     ent->wg_limit = 0;
     ent->program_len = (size_t)len;

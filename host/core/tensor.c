@@ -123,8 +123,11 @@ clnz_status tensor_meta_buffer(clnz_context *ctx, const tensor_info *info, cl_me
     for (int i = 0; i < META_MEMO_SLOTS; ++i) {
         meta_memo *m = &ctx->meta_memo[i];
         if (m->buf && m->krank == info->krank && memcmp(m->meta, meta, bytes) == 0) {
-            clRetainMemObject(m->buf); /* the caller releases it, as a new one */
-            *out = m->buf;
+            if (clRetainMemObject(m->buf) != CL_SUCCESS) { /* the slot's handle is bad */
+                m->buf = NULL;
+                break;
+            }
+            *out = m->buf; /* the caller releases it, as a new one */
             return CLNZ_SUCCESS;
         }
     }
