@@ -161,7 +161,7 @@ deps:
 # The benchmark's helpers (scripts/bench builds them itself through this).
 bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
 
-$(B)/bench_clnz: scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o $(B)/obj/io/input.o \
+$(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/io/npy.o $(B)/obj/io/input.o \
                 $(B)/libclnz.a
 	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o \
 	  $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
@@ -173,8 +173,9 @@ $(B)/obj/c_loop.o: scripts/c_loop.c scripts/c_loop.h include/clnz.h
 	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -Iinclude -c -o $@ $<
 
 # The per-call host overhead against a bare kernel launch (issue 17.4).
-$(B)/bench_overhead: scripts/bench_overhead.c include/clnz.h $(B)/libclnz.a
-	$(CC) $(CFLAGS) -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
+$(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.h \
+                    $(B)/libclnz.a
+	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
 
 $(B)/membw: scripts/membw.c
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread

@@ -24,24 +24,11 @@
 #include "io/io.h"
 #include "clnz.h"
 #include "c_loop.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 typedef struct {
     double median, min;
@@ -49,7 +36,7 @@ typedef struct {
 
 static stat summarize(double *t, int n)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     return (stat){t[n / 2], t[0]};
 }
 
@@ -57,7 +44,7 @@ static stat summarize(double *t, int n)
 #define TIMED(ctx, q, runs, tm, call, out)                                           \
     do {                                                                             \
         for (int r_ = -1; r_ < (runs); ++r_) {                                       \
-            double t0_ = now_ms();                                                   \
+            double t0_ = bench_now_ms();                                             \
             if ((call) != CLNZ_SUCCESS) {                                            \
                 fprintf(stderr, "bench_clnz: %s: %s\n", #call,                       \
                         clnz_context_message(ctx));                                  \
@@ -65,7 +52,7 @@ static stat summarize(double *t, int n)
             }                                                                        \
             clFinish(q);                                                             \
             if (r_ >= 0)                                                             \
-                (tm)[r_] = now_ms() - t0_;                                           \
+                (tm)[r_] = bench_now_ms() - t0_;                                     \
         }                                                                            \
         (out) = summarize((tm), (runs));                                             \
     } while (0)
@@ -184,7 +171,7 @@ int main(int argc, char **argv)
         if (which >= 5 && !c_loop)
             continue;
         for (int r = -1; r < runs; ++r) {
-            double t0 = now_ms();
+            double t0 = bench_now_ms();
             if (which == 0 || which == 4) {
                 CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, which == 4 ? &flat : NULL, out,
                                            0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
@@ -204,7 +191,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (r >= 0)
-                tm[r] = now_ms() - t0;
+                tm[r] = bench_now_ms() - t0;
         }
         st[which] = summarize(tm, runs);
     }

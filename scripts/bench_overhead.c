@@ -22,24 +22,13 @@
  * On a shared machine take the min: it is the quiet run. KIND (one of the
  * names above) times that call alone, for a profiler (perf record). */
 #include "clnz.h"
+#include "bench_time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static double now_us(void) { return bench_now_ms() * 1e3; }
 
 static const char bare_source[] = "__kernel void bare(__global float *x) { }\n";
 
@@ -190,7 +179,7 @@ int main(int argc, char **argv)
         if (only >= 0 && k != only)
             continue;
         double *t = tm + (size_t)k * (size_t)runs;
-        qsort(t, (size_t)runs, sizeof *t, cmp);
+        qsort(t, (size_t)runs, sizeof *t, bench_cmp_double);
         printf(", \"%s\": [%.2f, %.2f]", names[k], t[0], t[runs / 2]);
     }
     printf("}\n");

@@ -366,10 +366,7 @@ cl_device_id clnz_context_device(const clnz_context *c) { return c ? c->device :
 
 clnz_status clnz_context_set_launch(clnz_context *c, size_t wg, size_t items)
 {
-    if (!c)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    CTX_HOLD(c);
-    ctx_clear_message(c);
+    CTX_ENTER(c);
     if (wg > c->max_work_group)
         return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT,
                         "work-group size %zu exceeds the device's limit %zu", wg,

@@ -127,5 +127,14 @@ void ctx_hold_end(clnz_context **held);
  * early return can leave it held. */
 #define CTX_HOLD(ctx) \
     clnz_context *ctx_held_ __attribute__((cleanup(ctx_hold_end), unused)) = ctx_hold(ctx)
+/* The first line of most public calls: CTX_HOLD, a NULL context refused
+ * with CLNZ_ERROR_INVALID_ARGUMENT, the last call's message cleared
+ * (core/error.h). A declaration and statements, so a function body's first
+ * line only. */
+#define CTX_ENTER(ctx)                                                                         \
+    CTX_HOLD(ctx);                                                                             \
+    if (!(ctx))                                                                                \
+        return CLNZ_ERROR_INVALID_ARGUMENT;                                                    \
+    ctx_clear_message(ctx)
 
 #endif

@@ -74,10 +74,7 @@ clnz_status clnz_nonzero_batched_enqueue(clnz_context *ctx, const clnz_tensor *i
                                          cl_uint num_events, const cl_event *wait_list,
                                          cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options o = {0};
     nz_job job = {0};
     int width;
@@ -108,10 +105,7 @@ clnz_status clnz_nonzero_batched_alloc(clnz_context *ctx, const clnz_tensor *in,
                                        size_t offsets_offset, cl_uint num_events,
                                        const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options o = {0};
     nz_job job = {0};
     int width;
@@ -219,9 +213,7 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
                                  const clnz_predicate *pred, const clnz_nonzero_options *opts,
                                  clnz_result *res, clnz_array *offsets)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_ENTER(ctx);
     clnz_status st = nz_result_start(ctx, res);
     if (st)
         return st;

@@ -15,10 +15,7 @@
 clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_tensor *t,
                             int64_t *shape, int64_t *strides, size_t *offset)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!img || !t || !shape || !strides || !offset)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "a NULL argument");
     size_t es = clnz_dtype_size(img->dtype);
@@ -193,10 +190,7 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
                                           cl_uint num_events, const cl_event *wait_list,
                                           cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
@@ -219,10 +213,7 @@ clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in
                                         cl_uint num_events, const cl_event *wait_list,
                                         cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
@@ -303,9 +294,7 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
                                   const clnz_predicate *pred, clnz_channel_rule rule,
                                   const clnz_nonzero_options *opts, clnz_result *res)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_ENTER(ctx);
     clnz_status st = nz_result_start(ctx, res);
     if (st)
         return st;

@@ -8,10 +8,7 @@ clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem 
                                size_t count_offset, cl_uint num_events,
                                const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     tensor_info t;
     nz_job job = {0};
     clnz_status st = events_check(ctx, num_events, wait_list);
@@ -77,10 +74,7 @@ static clnz_status count_slice(clnz_context *ctx, void *user, const view *s, con
 clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *data,
                        const clnz_predicate *pred, int64_t *count)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!count)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "count is NULL");
     tensor_info t;

@@ -189,10 +189,7 @@ clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const 
                                          size_t count_offset, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     image_plan p;
@@ -224,9 +221,7 @@ clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *
                                  clnz_channel_rule rule,
                                  const clnz_nonzero_options *opts, clnz_result *res)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_ENTER(ctx);
     clnz_status st = nz_result_start(ctx, res);
     if (st)
         return st;

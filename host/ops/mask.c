@@ -16,10 +16,7 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
                               cl_mem mask_buf, size_t mask_offset, cl_uint num_events,
                               const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (mask_dtype != CLNZ_U8 && mask_dtype != CLNZ_BOOL && mask_dtype != CLNZ_U32)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "a mask is u8, bool or u32");
     cl_int out_bytes = (cl_int)clnz_dtype_size(mask_dtype);

@@ -23,10 +23,7 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
                                  size_t count_offset, cl_uint num_events,
                                  const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     tensor_info t;
@@ -69,10 +66,7 @@ clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem 
                                cl_uint num_events, const cl_event *wait_list,
                                cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     tensor_info t;
@@ -133,9 +127,7 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
                          const clnz_predicate *pred, const clnz_nonzero_options *opts,
                          clnz_result *res)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+    CTX_ENTER(ctx);
     clnz_status st = nz_result_start(ctx, res);
     if (st)
         return st;

@@ -25,8 +25,8 @@ clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
 uint64_t nz_per_entry(const clnz_nonzero_options *o, int width);
 /* The job's coordinate half from checked options. */
 void job_coords(nz_job *job, const clnz_nonzero_options *o, int width);
-/* How a blocking nonzero-family call starts (ctx not NULL): the message
- * cleared, res checked and zeroed. */
+/* How a blocking nonzero-family call starts, after CTX_ENTER: res checked
+ * and zeroed. */
 clnz_status nz_result_start(clnz_context *ctx, clnz_result *res);
 /* A caller's output buffer: room for capacity * per_entry elements of elem
  * bytes at byte off (off aligned even when nothing is written). */

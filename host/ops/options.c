@@ -27,7 +27,6 @@ const clnz_nonzero_options *nz_options_or_defaults(const clnz_nonzero_options *o
 
 clnz_status nz_result_start(clnz_context *ctx, clnz_result *res)
 {
-    ctx_clear_message(ctx);
     if (!res)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "result is NULL");
     memset(res, 0, sizeof *res);

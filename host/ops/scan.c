@@ -8,10 +8,7 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
                               cl_mem total_buf, size_t total_offset, cl_uint num_events,
                               const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (dtype != CLNZ_U32 && dtype != CLNZ_U64)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "scan takes u32 or u64, not %s",
                         clnz_dtype_name(dtype) ? clnz_dtype_name(dtype) : "an unknown dtype");

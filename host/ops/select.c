@@ -64,10 +64,7 @@ clnz_status clnz_select_enqueue(clnz_context *ctx, const clnz_tensor *x, cl_mem 
                                 size_t count_offset, cl_uint num_events,
                                 const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     tensor_info xi;
     nz_job job = {0};
     clnz_status st = events_check(ctx, num_events, wait_list);
@@ -99,10 +96,7 @@ clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
                               cl_uint num_events, const cl_event *wait_list,
                               cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     tensor_info xi;
     nz_job job = {0};
     cl_mem own_count = NULL;
@@ -188,10 +182,7 @@ clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_d
                         const clnz_tensor *mask, const void *mask_data,
                         const clnz_predicate *pred, clnz_array *out)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!out)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
     memset(out, 0, sizeof *out);

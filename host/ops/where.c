@@ -228,10 +228,7 @@ clnz_status clnz_where_result(clnz_context *ctx, const clnz_tensor *cond, const 
                               const clnz_operand *y, clnz_dtype *dtype, int *rank,
                               int64_t *shape)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!dtype || !rank || !shape)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "dtype, rank or shape is NULL");
     where_plan *w = malloc(sizeof *w);
@@ -327,10 +324,7 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
                                cl_mem out_buf, size_t out_offset, cl_uint num_events,
                                const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     where_plan *w = malloc(sizeof *w);
     if (!w)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -461,10 +455,7 @@ clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *c
                        const clnz_predicate *pred, const clnz_operand *x, const void *x_data,
                        const clnz_operand *y, const void *y_data, clnz_array *out)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!out)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "out is NULL");
     memset(out, 0, sizeof *out);

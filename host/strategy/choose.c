@@ -48,10 +48,7 @@ clnz_status clnz_strategy_parse(const char *name, clnz_strategy *out)
 
 clnz_status clnz_context_set_strategy(clnz_context *ctx, clnz_strategy s)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if ((unsigned)s >= CLNZ_STRATEGY_COUNT)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_STRATEGY, "unknown strategy %d", (int)s);
     ctx->forced_strategy = s;

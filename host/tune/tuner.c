@@ -367,10 +367,7 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
 clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress, void *user,
                       clnz_tune_row *rows, int max_rows, int *n_rows)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     int n_local = 0;
     if (!n_rows)
         n_rows = &n_local;

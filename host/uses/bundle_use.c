@@ -36,10 +36,7 @@ static const char *field_of(const manifest *m, const char *what)
 
 clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (!dir) {
         clnz_bundle_release(ctx->bundle);
         ctx->bundle = NULL;

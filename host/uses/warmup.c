@@ -7,10 +7,7 @@
 
 clnz_status clnz_warmup(clnz_context *ctx, const clnz_uses *uses, int *programs)
 {
-    CTX_HOLD(ctx);
-    if (!ctx)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    ctx_clear_message(ctx);
+    CTX_ENTER(ctx);
     if (programs)
         *programs = 0;
     program_set set = {0};
