@@ -16,19 +16,29 @@
 #endif
 
 /* Elements are read as raw bit patterns: floats are never loaded as floats, so
- * a device that flushes denormals or lacks fp16/fp64 still sees every value. */
+ * a device that flushes denormals or lacks fp16/fp64 still sees every value.
+ * bits16_t: 16 elements, for the vector tests; bits16B_t: 16 bytes of
+ * elements (BITS16B_LANES of them), one vector load for coalescing kernels. */
 #if CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8
 typedef uchar bits_t;
 typedef uchar16 bits16_t;
+typedef uchar16 bits16B_t;
+#define BITS16B_LANES 16
 #elif CLNZ_DTYPE == CLNZ_DT_U16 || CLNZ_DTYPE == CLNZ_DT_I16 || CLNZ_DTYPE == CLNZ_DT_F16
 typedef ushort bits_t;
 typedef ushort16 bits16_t;
+typedef ushort8 bits16B_t;
+#define BITS16B_LANES 8
 #elif CLNZ_DTYPE == CLNZ_DT_U32 || CLNZ_DTYPE == CLNZ_DT_I32 || CLNZ_DTYPE == CLNZ_DT_F32
 typedef uint bits_t;
 typedef uint16 bits16_t;
+typedef uint4 bits16B_t;
+#define BITS16B_LANES 4
 #elif CLNZ_DTYPE == CLNZ_DT_U64 || CLNZ_DTYPE == CLNZ_DT_I64 || CLNZ_DTYPE == CLNZ_DT_F64
 typedef ulong bits_t;
 typedef ulong16 bits16_t;
+typedef ulong2 bits16B_t;
+#define BITS16B_LANES 2
 #else
 #error "unknown CLNZ_DTYPE"
 #endif

@@ -6,7 +6,11 @@
  * tile t, TILE = local size x items consecutive elements:
  *   1. load: work-item l reads elements t*TILE + j*WG + l (j < items):
  *      consecutive work-items read consecutive elements (coalesced); the
- *      predicate's result goes to local memory, one byte per element;
+ *      predicate's result goes to local memory, one byte per element. When
+ *      the host found 16-byte loads aligned (vec16B), a whole tile is read
+ *      16 bytes per work-item and step instead: vector j*WG + l of the
+ *      tile, so the loads stay coalesced and a 1-byte element no longer
+ *      costs a load of its own;
  *   2. count: work-item l counts the bytes of its run l*items..+items, a
  *      work-group scan of those counts gives each run's place in the tile
  *      and the tile's aggregate;
@@ -128,6 +132,13 @@ inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int 
     return c;
 }
 
+/* 16 bytes of elements, as a vector to load and as lanes to test: OpenCL C
+ * 1.2 has no variable index into a vector. */
+typedef union {
+    bits16B_t v;
+    bits_t lane[BITS16B_LANES];
+} lb_16B;
+
 /* ---- entries ---- */
 
 /* Entry `slot` for flat element f: its coordinates (column j of a width-W
@@ -161,7 +172,12 @@ inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, in
  * status: LB_WORDS words per tile and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
  * elements before flat index b * item_elems, for b < batches. flags: TILE
- * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. */
+ * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. vec16B:
+ * the host checked that the input is contiguous, that element 0 sits on a
+ * 16-byte boundary and that a tile holds whole vectors (a cast
+ * to a vector pointer is only defined on an aligned address, and only such
+ * a load is one wide load on a GPU: vloadn promises element alignment
+ * alone). */
 __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                      uint invert, lb_state_t *status, ulong tiles, int emit,
@@ -170,7 +186,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *x_meta, int x_contiguous, __global ulong *count,
                      ulong count_off, __global long *offsets, ulong offsets_off, ulong batches,
                      ulong item_elems, uint p2, __local uchar *flags, __local uint *sel,
-                     __local uint *scratch, uint items)
+                     __local uint *scratch, uint items, uint vec16B)
 {
     __local ulong tile_id, excl_prefix;
     uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
@@ -179,10 +195,24 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong t = tile_id, start = t * (ulong)wg * items;
 
-    /* 1. load, coalesced */
-    for (uint j = 0; j < items; ++j)
-        flags[j * wg + l] = (uchar)lb_selected(in, in_off, start + j * wg + l, n, rank, meta,
-                                               contiguous, lo, hi, invert);
+    /* 1. load, coalesced; the branch is the same for the whole work-group */
+    if (vec16B && start + (ulong)wg * items <= n) {
+        __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
+        uint vectors = wg * items / BITS16B_LANES;
+        for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see the write's loop */
+            uint i = k * wg + l;
+            if (i >= vectors)
+                continue;
+            lb_16B u;
+            u.v = v[i];
+            for (uint q = 0; q < BITS16B_LANES; ++q)
+                flags[i * BITS16B_LANES + q] = (uchar)elem_selected(u.lane[q], lo, hi, invert);
+        }
+    } else {
+        for (uint j = 0; j < items; ++j)
+            flags[j * wg + l] = (uchar)lb_selected(in, in_off, start + j * wg + l, n, rank,
+                                                   meta, contiguous, lo, hi, invert);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* 2. count: each work-item's run, then the runs' places in the tile */

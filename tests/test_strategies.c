@@ -418,6 +418,41 @@ static void test_lookback(void **state)
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 2, 3, 1);
 }
 
+/* The look-back's 16-byte loads (lookback.c's loads_16B): a C-order input
+ * read as vectors when element 0 lies on a 16-byte boundary and a tile
+ * holds whole vectors (16 x 4 elements: for every dtype), elementwise when
+ * it starts 1 or 3 elements further into its allocation (through the
+ * blocking call's host pointer and the device-resident call's buffer
+ * offset alike), and elementwise in the last, partial tile. */
+static void test_lookback_vector_loads(void **state)
+{
+    (void)state;
+    clnz_context *ctx = new_context(CLNZ_STRATEGY_LOOKBACK, 16, 4);
+    int ndt = tu_full() ? tu_n_dtypes : 2;
+    int64_t n = 64 * 9 + 13;
+    for (int k = 0; k < ndt; ++k) {
+        for (int off = 0; off < 4; off += off + 1) { /* 0, 1, 3 */
+            clnz_dtype dt = tu_dtypes[k];
+            size_t es = clnz_dtype_size(dt);
+            input in, mask;
+            input_make(&in, dt, 1, &n, 0, 0.4);
+            input_make(&mask, dt, 1, &n, 0, 0.5);
+            /* the same input, `off` elements into a larger allocation */
+            char *buf = malloc((size_t)(n + off) * es);
+            memcpy(buf + off * es, in.buf, (size_t)n * es);
+            free(in.buf);
+            in.buf = buf, in.first = buf + off * es;
+            in.base = off, in.span = (size_t)(n + off);
+            char what[64];
+            snprintf(what, sizeof what, "lookback vectors dtype %d offset %d", (int)dt, off);
+            run_input(ctx, &in, &mask, what, 0);
+            free(in.buf);
+            free(mask.buf);
+        }
+    }
+    clnz_context_release(ctx);
+}
+
 /* The look-back's other paths: every tile falls back on finding its
  * predecessor unpublished (no waiting at all), and tile states in two
  * 32-bit words. Both give the same results. */
@@ -511,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_single_tile),
         cmocka_unit_test(test_two_pass),
         cmocka_unit_test(test_lookback),
+        cmocka_unit_test(test_lookback_vector_loads),
         cmocka_unit_test(test_lookback_fallback_and_32bit_states),
         cmocka_unit_test(test_stream),
     };

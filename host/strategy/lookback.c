@@ -80,6 +80,23 @@ static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
     return 1;
 }
 
+/* Whether the kernel may read whole tiles as 16-byte vectors (its vec16B):
+ * a contiguous input whose element 0 lies on a 16-byte boundary, and tiles
+ * of whole vectors. A buffer the device allocated is aligned far beyond 16
+ * bytes (CL_DEVICE_MEM_BASE_ADDR_ALIGN, sub-buffer origins too); one over
+ * host memory starts where the caller's pointer does. */
+static cl_uint loads_16B(const nz_job *job, size_t tile)
+{
+    size_t elem = job->t.elem;
+    void *host = NULL;
+    if (!job->t.contiguous || 16 % elem || (tile * elem) % 16 ||
+        ((uint64_t)job->base * elem) % 16)
+        return 0;
+    if (clGetMemObjectInfo(job->in, CL_MEM_HOST_PTR, sizeof host, &host, NULL) != CL_SUCCESS)
+        return 0;
+    return (uintptr_t)host % 16 == 0;
+}
+
 /* One pass of the kernel writing what `job` asks (emit). */
 static clnz_status run(chain *ch, nz_job *job)
 {
@@ -101,9 +118,17 @@ static clnz_status run(chain *ch, nz_job *job)
     cl_ulong tiles = p.tiles;
     cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     size_t tile = p.cfg.wg * p.cfg.items;
-    karg args[] = {JOB_KARGS_IN(a),    KARG(ctx->scratch), KARG(tiles),
-                   JOB_KARGS_OUT(a),   KARG(p2),           KLOCAL(tile),
-                   KLOCAL(tile * sizeof(cl_uint)), KLOCAL(p2 * sizeof(cl_uint)), KARG(items)};
+    cl_uint vec16B = loads_16B(job, tile);
+    karg args[] = {JOB_KARGS_IN(a),
+                   KARG(ctx->scratch),
+                   KARG(tiles),
+                   JOB_KARGS_OUT(a),
+                   KARG(p2),
+                   KLOCAL(tile),
+                   KLOCAL(tile * sizeof(cl_uint)),
+                   KLOCAL(p2 * sizeof(cl_uint)),
+                   KARG(items),
+                   KARG(vec16B)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = chain_launch(ch, p.k, "lb_run", (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
