@@ -502,6 +502,28 @@ def test_autotune_on_first_use(tmp_path, rng):
     assert (cache / "tuning" / files[0]).stat().st_mtime_ns == stamp
 
 
+def test_cache_it_cannot_write_is_a_warning(tmp_path, rng):
+    """A cache folder that cannot be made (its parent is a regular file)
+    costs the cache, not the answer: the command succeeds, its output is
+    right, and stderr says once why every run will compile again."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(blocker / "cache"))
+    a = random_array(rng, "f4", (30, 40))
+    inp, out = save(tmp_path, a), tmp_path / "o.npy"
+    for args in (["count", str(inp)], ["nonzero", str(inp), "-o", str(out)]):
+        p = subprocess.run([CLNZ] + args, capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        lines = p.stderr.splitlines()
+        assert len(lines) == 1, p.stderr
+        assert lines[0].startswith("clnz: warning: cannot write the program cache in "), p.stderr
+        assert lines[0].endswith("Not a directory"), p.stderr
+    assert int(subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True,
+                              env=env).stdout) == np.count_nonzero(a)
+    assert np.array_equal(np.load(out), np.argwhere(a))
+    assert blocker.read_text() == "x"
+
+
 def test_tune_and_cache_usage_errors():
     expect_error(2, "tune", "--slow")
     expect_error(2, "tune", "--device", "3:3")

@@ -19,6 +19,8 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int lib_fail(clnz_context *ctx, clnz_status st, const char *what);
 /* A context on `device` (NULL: CLNZ_DEVICE or the default), or an exit status. */
 int open_context(const char *device, clnz_context **ctx);
+/* Releases a command's context, printing its warning after a success. */
+void cli_release(clnz_context *ctx, int rc);
 
 /* A number as Python writes an int or a float literal (inf and nan too).
  * 1: a number; 0: not one; -1: an integer outside -2^63..2^64-1. */

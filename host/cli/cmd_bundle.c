@@ -148,7 +148,7 @@ static int bundle_build(int argc, char **argv)
     if (!rc)
         printf("%d programs, %zu bytes\n", clnz_bundle_file_count(b) - 1, bundle_bytes(b));
     clnz_bundle_release(b);
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     return rc;
 }
 

@@ -40,7 +40,7 @@ int cmd_count(int argc, char **argv)
         rc = lib_fail(ctx, st, io_quote(a.input, q, sizeof q));
     else
         printf("%" PRId64 "\n", count);
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     npy_free(&arr);
     return rc;
 }

@@ -80,7 +80,7 @@ int cmd_nonzero(int argc, char **argv)
 done:
     clnz_array_free(&offsets);
     clnz_result_free(&res);
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     npy_free(&arr);
     return rc;
 }

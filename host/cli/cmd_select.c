@@ -56,7 +56,7 @@ int cmd_select(int argc, char **argv)
         rc = cli_commit(&outs);
     out_discard(&outs);
     clnz_array_free(&res);
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     npy_free(&x);
     npy_free(&m);
     return rc;

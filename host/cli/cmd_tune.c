@@ -74,15 +74,12 @@ int cmd_tune(int argc, char **argv)
     }
     printf("strategy for inputs of many tiles: %s\n",
            clnz_strategy_name(clnz_context_auto_strategy(ctx)));
-    const char *m = clnz_context_message(ctx);
-    if (*m)
-        fprintf(stderr, "clnz: %s\n", m);
     char dir[PATH_MAX]; /* the library uses no longer path */
     if (*clnz_cache_dir(dir, sizeof dir))
         printf("stored in %s/tuning\n", dir);
     else
         printf("not stored: no cache folder\n");
-    clnz_context_release(ctx);
+    cli_release(ctx, EXIT_OK);
     return EXIT_OK;
 }
 

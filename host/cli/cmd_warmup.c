@@ -65,6 +65,6 @@ int cmd_warmup(int argc, char **argv)
                                     s.programs_from_cache),
                now() - t0);
     }
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     return rc;
 }

@@ -82,7 +82,7 @@ int cmd_where(int argc, char **argv)
         rc = cli_commit(&outs);
     out_discard(&outs);
     clnz_array_free(&res);
-    clnz_context_release(ctx);
+    cli_release(ctx, rc);
     npy_free(&c);
     npy_free(&x);
     npy_free(&y);

@@ -2,8 +2,9 @@
  * dispatch to its subcommands (cmd_*.c) and what they share.
  *
  * Exit status: 0 success, 2 usage error, 1 any other failure. Every error is
- * one line on stderr starting with "clnz: ". Outputs are written to
- * temporary files and renamed only once everything has succeeded. */
+ * one line on stderr starting with "clnz: " (a warning after a success too:
+ * cli_release). Outputs are written to temporary files and renamed only once
+ * everything has succeeded. */
 #include "cli/cli.h"
 #include "io/io.h"
 #include "clnz.h"
@@ -132,6 +133,20 @@ int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
     if (!*m)
         m = clnz_status_string(st);
     return fail(EXIT_FAIL, "%s: %s", what, first_line(m, buf, sizeof buf));
+}
+
+/* After a success the context's message is its warning, if it has one: the
+ * command went on without something the user would want to know about (a
+ * cache it could not write, so every run compiles again; tuning that
+ * failed; a bundle the driver refused). It goes to stderr once. */
+void cli_release(clnz_context *ctx, int rc)
+{
+    const char *m = ctx && rc == EXIT_OK ? clnz_context_message(ctx) : "";
+    if (*m) {
+        char buf[600];
+        fprintf(stderr, "clnz: %s\n", first_line(m, buf, sizeof buf));
+    }
+    clnz_context_release(ctx);
 }
 
 int open_context(const char *device, clnz_context **ctx)
