@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -640,6 +641,23 @@ def test_device_contexts(rng, queue, cl):
 
 
 # ---- warm-up -------------------------------------------------------------------
+def test_library_warning_once_per_context(rng, tmp_path, monkeypatch):
+    """A cache folder that cannot be made (under a regular file): the calls
+    still answer, and the library's warning is a clnz.LibraryWarning, once
+    per context and message."""
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("CLNZ_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    a = sparse(rng, (30, 40), np.float32)
+    with clnz.Context() as ctx:
+        with pytest.warns(clnz.LibraryWarning, match="cannot write the program cache in .*"
+                                                     "Not a directory"):
+            assert clnz.count_nonzero(a, context=ctx) == np.count_nonzero(a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the same warning again would raise here
+            assert (clnz.argwhere(a, context=ctx) == np.argwhere(a)).all()
+    assert (tmp_path / "file").read_text() == "x"
+
+
 def test_warmup_leaves_nothing_to_compile(rng, tmp_path, monkeypatch):
     monkeypatch.setenv("CLNZ_CACHE_DIR", str(tmp_path))  # cold: an empty program cache
     with clnz.Context() as ctx:

@@ -46,7 +46,9 @@ elements, is copied first); results are numpy arrays over the library's own
 memory. pyopencl.array.Array inputs stay on the device: results are
 pyopencl arrays on the same queue (counts too: a 0-d int64 array), chained
 by events; a result whose size is the count reads that count (8 bytes) once.
-Failures raise clnz.Error with the library's message.
+Failures raise clnz.Error with the library's message. What the library
+notes on a call that succeeds anyway (a cache folder it cannot write, so
+every process compiles again) is a clnz.LibraryWarning, once per context.
 
 Each program (a kernel file for one dtype and predicate class) compiles on
 its first call; clnz.warmup(dtypes, ops) builds the ones a service needs at
@@ -59,11 +61,11 @@ import numpy as np
 
 from . import _core, _host, _lib
 from ._programs import stats, use_bundle, warmup  # noqa: F401
-from ._core import (Context, Device, Error, Predicate, default_context,  # noqa: F401
-                    devices)
+from ._core import (Context, Device, Error, LibraryWarning, Predicate,  # noqa: F401
+                    default_context, devices)
 
 __version__ = "0.2.0"
-__all__ = ["Error", "Context", "Device", "Predicate", "devices", "default_context", "nonzero",
+__all__ = ["Error", "LibraryWarning", "Context", "Device", "Predicate", "devices", "default_context", "nonzero",
            "argwhere", "flatnonzero", "nonzero_static", "nonzero_batched", "nonzero_channels",
            "count_nonzero", "select", "extract", "where", "warmup", "use_bundle", "stats",
            "library_version", "library_path"]

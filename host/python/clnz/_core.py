@@ -5,6 +5,7 @@ options, and tensor views (shape and strides in elements)."""
 import ctypes
 import operator
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -30,6 +31,13 @@ class Error(RuntimeError):
         self.status = status
         self.name = L.clnz_status_string(status).decode().split(":")[0]
         super().__init__(f"clnz: {message}" if message else f"clnz: {self.name}")
+
+
+class LibraryWarning(UserWarning):
+    """What the library noted on a call that succeeded without something
+    (a cache folder it cannot write, so every process compiles again; tuning
+    that failed; a bundle program the driver refused): issued once per
+    context and message."""
 
 
 def dtype_index(dtype, what):
@@ -270,6 +278,7 @@ class Context:
         if st:
             raise Error(st, msg.value.decode(errors="replace"))
         self._handle = handle.value
+        self._warned = b""  # the last warning issued
         self._selector = device
         self._wrapped = queue is not None
         self._queue = queue  # the pyopencl queue results are made on (device arrays)
@@ -320,8 +329,12 @@ class Context:
         return f"<clnz.Context on {self.device!r}>" if self._handle else "<clnz.Context closed>"
 
     def check(self, status):
+        m = L.clnz_context_message(self._handle)
         if status:
-            raise Error(status, L.clnz_context_message(self._handle).decode(errors="replace"))
+            raise Error(status, m.decode(errors="replace"))
+        if m and m != self._warned:  # after a success the message is a warning
+            self._warned = m
+            warnings.warn(f"clnz: {m.decode(errors='replace')}", LibraryWarning, stacklevel=3)
 
     def _h(self):
         if self._handle is None:
