@@ -368,7 +368,8 @@ typedef struct {
     /* Coordinate width N (rows and columns): column j holds dimension
      * rank - N + j, columns before dimension 0 are 0. 0 means the rank
      * (rows) or max(rank, 1) (columns). N below the effective rank (rank
-     * without leading 1s) is CLNZ_ERROR_INVALID_WIDTH. */
+     * without leading 1s), or any N but 0 with the flat layout, is
+     * CLNZ_ERROR_INVALID_WIDTH. */
     int width;
     /* Static capacity (nonzero_static): with has_size, the result has exactly
      * `size` entries, the first min(z, size) real and the rest `fill`. */

@@ -337,6 +337,10 @@ def test_usage_errors(tmp_path):
     expect_error(2, "nonzero", inp, "-o", out, "--index", "int32", "--fill", "4294967296")
     expect_error(2, "nonzero", inp, "-o", out, "--index", "uint32", "--fill", "-2")
     expect_error(2, "nonzero", inp, "-o", out, "--size")  # no value
+    # options that would change nothing: refused, never ignored
+    expect_error(2, "nonzero", inp, "-o", out, "--layout", "flat", "--width", "3")
+    expect_error(2, "nonzero", inp, "-o", out, "--layout", "flat", "--order", "xy")
+    expect_error(2, "nonzero", inp, "-o", out, "--fill", "5")
     expect_error(2, "nonzero", inp, inp, "-o", out)
     expect_error(2, "count", inp, "--layout", "rows")  # a nonzero option
     expect_error(2, "count", inp, "--device", "banana")

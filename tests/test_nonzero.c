@@ -203,6 +203,11 @@ static void test_width_and_static_capacity(void **state)
     o.layout = CLNZ_LAYOUT_FLAT, o.order = CLNZ_ORDER_XY;
     assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "order xy"));
+    /* nor a width: refused, never ignored */
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_FLAT, o.width = 4;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_non_null(strstr(clnz_context_message(ctx), "flat has one index per entry"));
     free(data);
 }
 

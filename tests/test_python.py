@@ -115,6 +115,9 @@ def test_width_and_order_xy(rng):
     with pytest.raises(clnz.Error) as e:
         clnz.argwhere(sparse(rng, (3, 4), "uint8") + 1, width=1)
     assert e.value.name == "CLNZ_ERROR_INVALID_WIDTH" and "width" in str(e.value)
+    with pytest.raises(clnz.Error, match="flat has one index per entry") as e:
+        clnz.nonzero(a, layout="flat", width=3)  # refused, never ignored
+    assert e.value.name == "CLNZ_ERROR_INVALID_WIDTH"
 
 
 OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,

@@ -234,6 +234,7 @@ static int set_option(const char *name, const char *v, cli_args *a)
     } else if (strcmp(name, "--fill") == 0) {
         if (!parse_i64(v, &a->opts.fill))
             return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
+        a->fill_given = 1;
     }
     return EXIT_OK;
 }
@@ -277,6 +278,15 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
         return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
                                          : "--offsets-out needs --batch");
     if (is_nonzero) {
+        /* options that would change nothing are refused, not ignored */
+        int flat = a->opts.layout == CLNZ_LAYOUT_FLAT;
+        if (flat && a->opts.width)
+            return fail(EXIT_USAGE, "--width counts coordinates per entry: --layout flat has "
+                                    "one index per entry");
+        if (flat && a->opts.order == CLNZ_ORDER_XY)
+            return fail(EXIT_USAGE, "--order xy reverses coordinates: --layout flat has none");
+        if (a->fill_given && !a->opts.has_size)
+            return fail(EXIT_USAGE, "--fill pads a --size S result: it needs --size");
         int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
                      : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
                                                               : -1;

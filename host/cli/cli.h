@@ -33,6 +33,7 @@ typedef struct {
     int out_index[3]; /* output, count_out, offsets_out in the run's out_set (-1: none) */
     int batch;
     int channels; /* --channels: 1 + the rule */
+    int fill_given; /* --fill: refused without --size */
     out_format format; /* --format, of every output */
     clnz_predicate pred; /* --pred, else nonzero */
     clnz_nonzero_options opts;

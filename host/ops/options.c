@@ -58,6 +58,11 @@ clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
     if (o->width < 0 || o->width > CLNZ_MAX_RANK)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH, "width %d is outside 0..%d", o->width,
                         CLNZ_MAX_RANK);
+    if (o->width && o->layout == CLNZ_LAYOUT_FLAT) /* as order xy: never ignored silently */
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
+                        "width %d counts coordinates per entry: it needs the rows or columns "
+                        "layout (flat has one index per entry)",
+                        o->width);
     int effective = t->rank;
     for (int d = 0; d < t->rank && t->shape[d] == 1; ++d)
         --effective;
