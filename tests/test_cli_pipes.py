@@ -163,7 +163,15 @@ def test_stdout_full_closed_or_gone_is_an_error(tmp_path):
     assert rc == 0 and err == ""
     p = subprocess.run(f"'{CLNZ}' nonzero '{inp}' -o - >&-", shell=True, capture_output=True,
                        text=True, timeout=TIMEOUT)
-    assert p.returncode == 1 and p.stderr.startswith("clnz: cannot write '-'"), p.stderr
+    assert p.returncode == 1 and p.stderr == "clnz: standard output is closed: '-o -' has " \
+                                             "nowhere to write\n", p.stderr
+    # and '-' as the input with standard input closed: said so, nothing written
+    out = tmp_path / "never.npy"
+    p = subprocess.run(f"'{CLNZ}' nonzero - -o '{out}' <&-", shell=True, capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    assert p.returncode == 1 and p.stderr == "clnz: standard input is closed: '-' has " \
+                                             "nothing to read\n", p.stderr
+    assert not out.exists()
     r, w = os.pipe()  # a reader that went away: EPIPE, an error rather than a silent death
     os.close(r)
     try:

@@ -197,31 +197,32 @@ static int dispatch(int argc, char **argv)
  * files opened (an input, a temporary, the driver's own), and the count
  * printed to stdout would land in one of them. They are opened on
  * /dev/null (stdin, stderr) and /dev/full (stdout: what is printed then
- * fails, as writing to a closed stdout does); 1 if stdout was closed. */
-static int reserve_std_fds(void)
+ * fails, as writing to a closed stdout does). Returns which were closed
+ * (bit fd), for io_std_closed. */
+static unsigned reserve_std_fds(void)
 {
-    int stdout_closed = 0;
+    unsigned closed = 0;
     for (int fd = 0; fd < 3; ++fd) {
         if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
             continue;
-        stdout_closed |= fd == 1;
+        closed |= 1u << fd;
         int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd ? O_WRONLY : O_RDONLY);
         if (got >= 0 && got != fd) { /* a lower one was closed too and took it: move it */
             dup2(got, fd);
             close(got);
         }
     }
-    return stdout_closed;
+    return closed;
 }
 
 int main(int argc, char **argv)
 {
-    int stdout_closed = reserve_std_fds();
+    io_std_closed = reserve_std_fds();
     int rc = dispatch(argc, argv);
     errno = 0;
     /* what was printed must have arrived: `clnz count x > /dev/full` fails */
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        int e = stdout_closed ? EBADF : errno ? errno : EIO;
+        int e = io_std_closed & 1u << STDOUT_FILENO ? EBADF : errno ? errno : EIO;
         return fail(EXIT_FAIL, "cannot write to standard output: %s", strerror(e));
     }
     return rc;

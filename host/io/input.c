@@ -100,6 +100,8 @@ static const char *kind_of(mode_t m)
                          : "not a regular file";
 }
 
+unsigned io_std_closed;
+
 int in_open(in_file *f, const char *path, char *err, size_t err_size)
 {
     memset(f, 0, sizeof *f);
@@ -108,6 +110,8 @@ int in_open(in_file *f, const char *path, char *err, size_t err_size)
     int is_stdin = strcmp(path, "-") == 0;
     f->path = path = is_stdin ? IN_STDIN_NAME : path;
     f->fd = -1;
+    if (is_stdin && (io_std_closed & 1u << STDIN_FILENO))
+        FAIL("standard input is closed: '-' has nothing to read");
     char q[IO_QUOTE_MAX];
     /* O_NONBLOCK: opening a FIFO must not wait for a writer */
     f->fd = is_stdin ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)

@@ -40,6 +40,10 @@ typedef struct {
 /* path "-" is standard input, named IN_STDIN_NAME in messages. */
 int in_open(in_file *f, const char *path, char *err, size_t err_size);
 #define IN_STDIN_NAME "<stdin>"
+/* The standard descriptors (bit fd) that were closed when the process
+ * started: the command reopens them on /dev/null or /dev/full, so that no
+ * file takes their numbers, and '-' then names nothing to read or write. */
+extern unsigned io_std_closed;
 void in_close(in_file *f);
 /* Up to n bytes without consuming them (for telling formats apart). */
 size_t in_peek(in_file *f, void *buf, size_t n);

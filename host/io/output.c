@@ -437,6 +437,8 @@ static void file_free(out_file *f)
 static int prepare(out_file *f, char *err, size_t err_size)
 {
     if (strcmp(f->path, "-") == 0) { /* its identity, for same_target */
+        if (io_std_closed & 1u << STDOUT_FILENO)
+            FAIL("standard output is closed: '-o -' has nowhere to write");
         f->through = f->to_stdout = 1;
         f->exists = fstat(STDOUT_FILENO, &f->st) == 0;
         return 0;
