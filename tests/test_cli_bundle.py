@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from test_cli import SEED, random_array, rng  # noqa: F401 (rng: a fixture)
+from test_cli import SEED, random_array, rng, save  # noqa: F401 (rng: a fixture)
 from test_cli_reliability import clnz, listing, one_error_line, temporaries
 
 USES = ["--dtypes", "u8,f32", "--ops", "count,nonzero"]
@@ -113,6 +113,26 @@ def test_damaged_bundle_is_refused(tmp_path, rng, bundle):
     shutil.copytree(bundle, damaged)
     edit_manifest(damaged, "ops", "count", resign=False)
     assert "checksum does not match" in refusal(tmp_path, damaged, rng)
+
+
+def test_what_is_not_a_bundle_is_named(tmp_path, rng):
+    """A missing folder, a file, a folder without a manifest and a manifest
+    too large each get their own reason, from `bundle list` and CLNZ_BUNDLE."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "manifest.txt").write_bytes(b"#" * (2 << 20))
+    inp = save(tmp_path, random_array(rng, "f4", (10,)))
+    for name, why in (("none", "No such file or directory"),
+                      ("file", "is not a folder (a bundle is a folder with manifest.txt)"),
+                      ("empty", "has no manifest.txt: not a bundle"),
+                      ("big", "manifest.txt is larger than 1 MiB")):
+        line = one_error_line(clnz("bundle", "list", tmp_path / name))
+        assert f"bundle '{tmp_path / name}'" in line and why in line, line
+        env = dict(os.environ, CLNZ_BUNDLE=str(tmp_path / name))
+        line = one_error_line(clnz("count", inp, env=env))
+        assert line.startswith("clnz: CLNZ_BUNDLE: ") and why in line, line
+    assert (tmp_path / "file").read_text() == "x"
 
 
 def test_build_writes_only_what_clnz_made(tmp_path, bundle):

@@ -6,11 +6,13 @@
 #include "uses/bundle.h"
 #include "core/cache.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -79,6 +81,26 @@ static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
     return CLNZ_SUCCESS;
 }
 
+/* Why a bundle's manifest could not be read: the folder or the manifest
+ * missing, a file where the folder should be, a manifest too large or
+ * unreadable (the user then knows what to fix). */
+static clnz_status refuse_manifest(const char *dir, const char *path, char *msg, size_t n)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return refuse(msg, n, "bundle '%s': %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return refuse(msg, n, "bundle '%s' is not a folder (a bundle is a folder with %s)", dir,
+                      MANIFEST_NAME);
+    if (!path || stat(path, &sb) != 0)
+        return refuse(msg, n, "bundle '%s' has no %s: not a bundle (clnz bundle build makes one)",
+                      dir, MANIFEST_NAME);
+    if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > MANIFEST_MAX_BYTES)
+        return refuse(msg, n, "bundle '%s': %s is larger than 1 MiB", dir, MANIFEST_NAME);
+    return refuse(msg, n, "bundle '%s': cannot read its %s (%s)", dir, MANIFEST_NAME,
+                  S_ISREG(sb.st_mode) ? "not readable" : "not a regular file");
+}
+
 clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size)
 {
     if (!dir || !out)
@@ -87,10 +109,12 @@ clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size
     char *path = cache_path(dir, MANIFEST_NAME);
     size_t size = 0;
     char *text = path ? cache_read_file(path, MANIFEST_MAX_BYTES, &size) : NULL;
+    if (!text) {
+        clnz_status st = refuse_manifest(dir, path, msg, msg_size);
+        free(path);
+        return st;
+    }
     free(path);
-    if (!text)
-        return refuse(msg, msg_size, "bundle '%s': no readable %s (of at most 1 MiB) in it", dir,
-                      MANIFEST_NAME);
     manifest m;
     char err[300];
     if (manifest_parse(text, size, &m, err, sizeof err)) {
