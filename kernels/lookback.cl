@@ -196,7 +196,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
     ulong t = tile_id, start = t * (ulong)wg * items;
 
     /* 1. load, coalesced; the branch is the same for the whole work-group */
-    if (vec16B && start + (ulong)wg * items <= n) {
+    if (vec16B && contiguous && start + (ulong)wg * items <= n) {
         __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
         uint vectors = wg * items / BITS16B_LANES;
         for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see the write's loop */

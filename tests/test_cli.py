@@ -431,6 +431,25 @@ def test_unwritable_output(tmp_path, rng):
     assert not out.exists() and not cnt.exists()
 
 
+# ---- strategies ----------------------------------------------------------------
+
+def test_lookback_reads_aligned_c_order_inputs_as_vectors(tmp_path, rng):
+    """CLNZ_STRATEGY=lookback: a C-order input (whose element 0 the command
+    holds on a 16-byte boundary) is read 16 bytes per load, a Fortran-order
+    one element by element, as CLNZ_DEBUG's launch log shows; both answers
+    are numpy's."""
+    env = dict(os.environ, CLNZ_STRATEGY="lookback", CLNZ_DEBUG="1")
+    a = random_array(rng, "u1", (300, 70))
+    for order, vectors in (("C", True), ("F", False)):
+        inp, out = save(tmp_path, np.asarray(a, order=order)), tmp_path / "o.npy"
+        p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(out)], capture_output=True,
+                           text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        assert "clnz-debug: lb_run" in p.stderr, p.stderr
+        assert ("lb_run (16-byte loads)" in p.stderr) == vectors, p.stderr
+        assert np.array_equal(np.load(out), np.argwhere(a))
+
+
 # ---- caches ----------------------------------------------------------------
 
 def test_second_process_uses_the_program_cache(tmp_path, rng):

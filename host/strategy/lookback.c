@@ -130,8 +130,9 @@ static clnz_status run(chain *ch, nz_job *job)
                    KARG(items),
                    KARG(vec16B)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
-    if (!st)
-        st = chain_launch(ch, p.k, "lb_run", (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
+    if (!st) /* the name is what CLNZ_DEBUG logs: which load path ran shows there */
+        st = chain_launch(ch, p.k, vec16B ? "lb_run (16-byte loads)" : "lb_run",
+                          (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
     return st;
 }
 
