@@ -174,10 +174,9 @@ inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, in
  * elements before flat index b * item_elems, for b < batches. flags: TILE
  * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. vec16B:
  * the host checked that the input is contiguous, that element 0 sits on a
- * 16-byte boundary and that a tile holds whole vectors (a cast
- * to a vector pointer is only defined on an aligned address, and only such
- * a load is one wide load on a GPU: vloadn promises element alignment
- * alone). */
+ * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
+ * pointer is only defined on an aligned address, and only such a load is
+ * one wide load on a GPU: vloadn promises element alignment alone). */
 __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                      uint invert, lb_state_t *status, ulong tiles, int emit,

@@ -89,8 +89,7 @@ static cl_uint loads_16B(const nz_job *job, size_t tile)
 {
     size_t elem = job->t.elem;
     void *host = NULL;
-    if (!job->t.contiguous || 16 % elem || (tile * elem) % 16 ||
-        ((uint64_t)job->base * elem) % 16)
+    if (!job->t.contiguous || (tile * elem) % 16 || ((uint64_t)job->base * elem) % 16)
         return 0;
     if (clGetMemObjectInfo(job->in, CL_MEM_HOST_PTR, sizeof host, &host, NULL) != CL_SUCCESS)
         return 0;

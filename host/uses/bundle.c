@@ -92,11 +92,12 @@ static clnz_status refuse_manifest(const char *dir, const char *path, char *msg,
     if (!S_ISDIR(sb.st_mode))
         return refuse(msg, n, "bundle '%s' is not a folder (a bundle is a folder with %s)", dir,
                       MANIFEST_NAME);
-    if (!path || stat(path, &sb) != 0)
+    if (stat(path, &sb) != 0)
         return refuse(msg, n, "bundle '%s' has no %s: not a bundle (clnz bundle build makes one)",
                       dir, MANIFEST_NAME);
     if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > MANIFEST_MAX_BYTES)
-        return refuse(msg, n, "bundle '%s': %s is larger than 1 MiB", dir, MANIFEST_NAME);
+        return refuse(msg, n, "bundle '%s': %s is larger than %d MiB", dir, MANIFEST_NAME,
+                      MANIFEST_MAX_BYTES >> 20);
     return refuse(msg, n, "bundle '%s': cannot read its %s (%s)", dir, MANIFEST_NAME,
                   S_ISREG(sb.st_mode) ? "not readable" : "not a regular file");
 }
@@ -107,8 +108,10 @@ clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size
         return CLNZ_ERROR_INVALID_ARGUMENT;
     *out = NULL;
     char *path = cache_path(dir, MANIFEST_NAME);
+    if (!path)
+        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
     size_t size = 0;
-    char *text = path ? cache_read_file(path, MANIFEST_MAX_BYTES, &size) : NULL;
+    char *text = cache_read_file(path, MANIFEST_MAX_BYTES, &size);
     if (!text) {
         clnz_status st = refuse_manifest(dir, path, msg, msg_size);
         free(path);

@@ -65,10 +65,10 @@ from ._core import (Context, Device, Error, LibraryWarning, Predicate,  # noqa: 
                     default_context, devices)
 
 __version__ = "0.2.0"
-__all__ = ["Error", "LibraryWarning", "Context", "Device", "Predicate", "devices", "default_context", "nonzero",
-           "argwhere", "flatnonzero", "nonzero_static", "nonzero_batched", "nonzero_channels",
-           "count_nonzero", "select", "extract", "where", "warmup", "use_bundle", "stats",
-           "library_version", "library_path"]
+__all__ = ["Error", "LibraryWarning", "Context", "Device", "Predicate", "devices",
+           "default_context", "nonzero", "argwhere", "flatnonzero", "nonzero_static",
+           "nonzero_batched", "nonzero_channels", "count_nonzero", "select", "extract", "where",
+           "warmup", "use_bundle", "stats", "library_version", "library_path"]
 
 _L = _core.L
 
