@@ -41,7 +41,7 @@ KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.
 KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl kernels/index.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
-        test_faults test_threads test_strategies test_exact test_queue test_programs
+        test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)

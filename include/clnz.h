@@ -434,7 +434,13 @@ typedef struct {
     clnz_index_type index_type;
 } clnz_result;
 
-void clnz_result_free(clnz_result *res); /* frees indices; NULL is fine */
+/* Frees indices; NULL is fine. A result above 32 MiB is kept instead, while
+ * a context lives, for a later result of between half its size and its
+ * size: fresh pages would cost a zeroing by the kernel on every call. The
+ * kept pages are lent back to the system (MADV_FREE), which takes them if
+ * it runs short; the last clnz_context_release frees them. free() on
+ * indices is also fine (nothing is kept then). */
+void clnz_result_free(clnz_result *res);
 
 /* Blocking nonzero on a host array. data points at logical element 0
  * (strides may be negative). */
@@ -545,7 +551,7 @@ typedef struct {
     int64_t shape[CLNZ_MAX_RANK];
 } clnz_array;
 
-void clnz_array_free(clnz_array *a); /* frees data; NULL is fine */
+void clnz_array_free(clnz_array *a); /* frees data, as clnz_result_free; NULL is fine */
 
 /* ---- batched nonzero (CSR) ----------------------------------------- */
 /* For a batch of B = shape[0] items (rank >= 1), the selected elements of

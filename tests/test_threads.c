@@ -6,8 +6,10 @@
  * thread-safe. Every thread runs every job, each in its own order, so that
  * different calls overlap: nonzero, count, select, where, the device-resident
  * nonzero, batched nonzero, and a call that fails with a message naming its
- * thread (threads sharing a context each read their own message). Run under
- * ThreadSanitizer by make test-tsan. */
+ * thread (threads sharing a context each read their own message). Also:
+ * threads that create and release contexts while giving back and taking
+ * the large results clnz keeps for reuse. Run under ThreadSanitizer by
+ * make test-tsan. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -16,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_THREADS = 4, N_JOBS = 42, ROUNDS = 2 };
+enum { N_THREADS = 4, N_JOBS = 42, ROUNDS = 2, MAX_WORKERS = 8 };
 
 typedef enum { NONZERO, COUNT, SELECT, WHERE, ENQUEUE, BATCHED, BAD_CALL, N_KINDS } job_kind;
 static const char *const kind_names[N_KINDS] = {"nonzero", "count",   "select",  "where",
@@ -259,27 +261,36 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void run_threads(clnz_context *shared)
+/* Runs fn on n workers (at most MAX_WORKERS) sharing `shared` (NULL: none),
+ * prints each one's first failure and sums their counters into *sum. */
+static void run_workers(void *(*fn)(void *), int n, clnz_context *shared, worker *sum)
 {
-    pthread_t th[N_THREADS];
-    worker ws[N_THREADS];
-    for (int i = 0; i < N_THREADS; ++i) {
+    pthread_t th[MAX_WORKERS];
+    worker ws[MAX_WORKERS];
+    assert_true(n <= MAX_WORKERS);
+    for (int i = 0; i < n; ++i) {
         ws[i] = (worker){.id = i, .ctx = shared};
-        assert_int_equal(pthread_create(&th[i], NULL, worker_main, &ws[i]), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, fn, &ws[i]), 0);
     }
-    long jobs_run = 0, calls = 0, bad = 0;
-    for (int i = 0; i < N_THREADS; ++i) {
+    *sum = (worker){0};
+    for (int i = 0; i < n; ++i) {
         pthread_join(th[i], NULL);
-        jobs_run += ws[i].jobs;
-        calls += ws[i].calls;
-        bad += ws[i].mismatches;
+        sum->jobs += ws[i].jobs;
+        sum->calls += ws[i].calls;
+        sum->mismatches += ws[i].mismatches;
         if (ws[i].mismatches)
             print_error("%s\n", ws[i].first_failure);
     }
+}
+
+static void run_threads(clnz_context *shared)
+{
+    worker sum;
+    run_workers(worker_main, N_THREADS, shared, &sum);
     printf("%d threads on %s: %ld jobs, %ld calls, %ld mismatches\n", N_THREADS,
-           shared ? "one context" : "a context each", jobs_run, calls, bad);
-    assert_int_equal(jobs_run, N_THREADS * N_JOBS * ROUNDS);
-    assert_int_equal(bad, 0);
+           shared ? "one context" : "a context each", sum.jobs, sum.calls, sum.mismatches);
+    assert_int_equal(sum.jobs, N_THREADS * N_JOBS * ROUNDS);
+    assert_int_equal(sum.mismatches, 0);
 }
 
 /* ---- issue 16, item 3: contexts created and released by many threads at once ---- */
@@ -316,20 +327,9 @@ static void test_issue16_item3_threads_create_call_release(void **state)
     const char *old = getenv("CLNZ_CACHE_DIR");
     char *saved = old ? strdup(old) : NULL;
     assert_int_equal(tu_cache_setup(NULL), 0);
-    pthread_t th[LIFE_THREADS];
-    worker ws[LIFE_THREADS];
-    for (int i = 0; i < LIFE_THREADS; ++i) {
-        ws[i] = (worker){.id = i};
-        assert_int_equal(pthread_create(&th[i], NULL, lifecycle_main, &ws[i]), 0);
-    }
-    long jobs_run = 0, bad = 0;
-    for (int i = 0; i < LIFE_THREADS; ++i) {
-        pthread_join(th[i], NULL);
-        jobs_run += ws[i].jobs;
-        bad += ws[i].mismatches;
-        if (ws[i].mismatches)
-            print_error("%s\n", ws[i].first_failure);
-    }
+    worker sum;
+    run_workers(lifecycle_main, LIFE_THREADS, NULL, &sum);
+    long jobs_run = sum.jobs, bad = sum.mismatches;
     printf("%d threads x %d rounds of create / call / release: %ld jobs, %ld mismatches\n",
            LIFE_THREADS, LIFE_ROUNDS, jobs_run, bad);
     tu_cache_teardown(NULL);
@@ -340,6 +340,63 @@ static void test_issue16_item3_threads_create_call_release(void **state)
     free(saved);
     assert_int_equal(bad, 0);
     assert_int_equal(jobs_run, LIFE_THREADS * LIFE_ROUNDS * 2);
+}
+
+/* ---- large results kept for reuse (host/core/result_mem.c) ---- */
+enum { KEEP_THREADS = 3, KEEP_ROUNDS = 2 };
+#define KEEP_N ((int64_t)19 << 18) /* 4.75 Mi floats; 7/8 selected: a 33 MiB result */
+static float *keep_input;
+
+/* Each round: a context of its own, so that the count of live contexts
+ * goes to zero and back while other threads give blocks back and take
+ * them (the kept blocks go with the last context); one blocking nonzero
+ * whose result is large enough to be kept, checked entry by entry, and
+ * given back through clnz_result_free. */
+static void *keep_main(void *arg)
+{
+    worker *w = arg;
+    for (int r = 0; r < KEEP_ROUNDS && !w->mismatches; ++r) {
+        clnz_context *ctx = NULL;
+        char msg[300];
+        if (clnz_context_create(NULL, &ctx, msg, sizeof msg) != CLNZ_SUCCESS) {
+            w->mismatches = 1;
+            snprintf(w->first_failure, sizeof w->first_failure, "thread %d: %s", w->id, msg);
+            break;
+        }
+        int64_t shape[] = {KEEP_N};
+        clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+        clnz_result res;
+        clnz_status st = clnz_nonzero(ctx, &t, keep_input, NULL, NULL, &res);
+        w->calls++;
+        int64_t z = 0, wrong = -1; /* the first entry that differs */
+        for (int64_t i = 0; !st && wrong < 0 && i < KEEP_N; ++i)
+            if (keep_input[i] != 0.0f && (z >= res.count || ((int64_t *)res.indices)[z++] != i))
+                wrong = z - 1;
+        if (st || wrong >= 0 || z != res.count) {
+            w->mismatches = 1;
+            snprintf(w->first_failure, sizeof w->first_failure, "thread %d, round %d: %s", w->id,
+                     r, st ? clnz_context_message(ctx)
+                        : wrong >= 0 ? "an entry differs" : "the count differs");
+        }
+        if (!st)
+            clnz_result_free(&res);
+        clnz_context_release(ctx);
+    }
+    return NULL;
+}
+
+static void test_threads_keep_and_take_large_results(void **state)
+{
+    (void)state;
+    keep_input = malloc((size_t)KEEP_N * sizeof *keep_input);
+    assert_non_null(keep_input);
+    for (int64_t i = 0; i < KEEP_N; ++i)
+        keep_input[i] = i % 8 ? (float)(i % 977) + 0.25f : 0.0f;
+    worker sum;
+    run_workers(keep_main, KEEP_THREADS, NULL, &sum);
+    free(keep_input);
+    assert_int_equal(sum.mismatches, 0);
+    assert_int_equal(sum.calls, KEEP_THREADS * KEEP_ROUNDS);
 }
 
 static void test_threads_share_one_context(void **state)
@@ -366,6 +423,7 @@ int main(void)
         make_job(&jobs[i], (job_kind)(i % N_KINDS));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue16_item3_threads_create_call_release),
+        cmocka_unit_test(test_threads_keep_and_take_large_results), /* no context lives yet */
         cmocka_unit_test(test_threads_share_one_context),
         cmocka_unit_test(test_threads_with_own_contexts),
     };

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
+#include "core/result_mem.h"
 #include "core/tensor.h"
 #include "tune/tune.h"
 
@@ -40,6 +41,7 @@ static clnz_context *context_new(void)
         free(c);
         return NULL;
     }
+    result_mem_context_made();
     return c;
 }
 
@@ -349,6 +351,7 @@ void clnz_context_release(clnz_context *c)
     free(c->cache_dir);
     pthread_mutex_destroy(&c->lock);
     free(c);
+    result_mem_context_released();
 }
 
 clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)

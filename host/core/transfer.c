@@ -6,12 +6,12 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "core/chain.h"
+#include "core/result_mem.h"
 
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* A read-only device copy of the bytes the view reaches; *base is the
  * element offset of logical element 0 in it. */
@@ -77,40 +77,6 @@ clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, voi
     const cl_event *list;
     cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
     return read_after(ch->ctx, buf, offset, bytes, dst, n, list);
-}
-
-/* A result buffer, freed with free(). Fresh pages cost a fault and a
- * zeroing on first touch (about 10 us per 4 KiB page on some VMs), which
- * would dominate a large result, so large ones ask for huge pages where
- * the system has them (as numpy does). Up to glibc's largest dynamic mmap
- * threshold (32 MiB on 64-bit) they come from plain malloc: once a result
- * of that size has been freed, glibc serves the next one from the heap
- * without touching the kernel (measured: a 13 MiB result 0.35 ms to fill
- * from the third call on, against 1.3 ms from fresh huge pages every
- * call); above it glibc maps every allocation afresh, and huge-page
- * aligned memory faults least (128 MiB: 18 ms against 95 ms by 4 KiB). */
-#define HUGE_PAGE ((size_t)2 << 20)
-#define HEAP_REUSE_MAX ((size_t)32 << 20)
-void *alloc_result(size_t bytes)
-{
-    if (bytes < 2 * HUGE_PAGE)
-        return malloc(bytes ? bytes : 1);
-    void *p = NULL;
-    if (bytes <= HEAP_REUSE_MAX) {
-        p = malloc(bytes);
-#ifdef MADV_HUGEPAGE
-        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095; /* madvise takes whole pages */
-        if (p)
-            madvise((void *)a, ((uintptr_t)p + bytes - a) & ~(uintptr_t)4095, MADV_HUGEPAGE);
-#endif
-        return p;
-    }
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-#endif
-    return p;
 }
 
 /* The result's bytes on the host. A CPU device wrote them in place (the

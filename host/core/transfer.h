@@ -18,11 +18,10 @@ clnz_status read_after(clnz_context *ctx, cl_mem buf, size_t offset, size_t byte
 /* The same after the chain's last command. */
 clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst);
 clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, void *dst);
-/* A result buffer (huge pages when large); freed with free(). */
-void *alloc_result(size_t bytes);
-/* A result of `bytes` on the host (alloc_result) and the device buffer the
- * kernels write it to (none for 0 bytes); fetch_result(..., ctx->is_cpu)
- * then brings it home. The caller frees both, whatever fails. */
+/* A result of `bytes` on the host (alloc_result, core/result_mem.h) and
+ * the device buffer the kernels write it to (none for 0 bytes);
+ * fetch_result(..., ctx->is_cpu) then brings it home. The caller frees
+ * both (the host one with free_result), whatever fails. */
 clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf);
 /* The result in dst: read back, or, in_place (a CPU device wrote into dst
  * through CL_MEM_USE_HOST_PTR), mapped to make the writes visible. */

@@ -8,6 +8,7 @@
  * and writes them (the strategy may reuse what its counting left). */
 #include "ops/ops.h"
 #include "core/program.h"
+#include "core/result_mem.h"
 #include "core/transfer.h"
 
 #include <stdlib.h>

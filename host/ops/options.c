@@ -2,6 +2,7 @@
  * size) checked before any work, and what the nonzero-family calls do with
  * them: a job's coordinate half, output checks, results. */
 #include "ops/ops.h"
+#include "core/result_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,7 @@ void clnz_result_free(clnz_result *res)
 {
     if (!res)
         return;
-    free(res->indices);
+    free_result(res->indices);
     res->indices = NULL;
 }
 
@@ -157,6 +158,6 @@ void clnz_array_free(clnz_array *a)
 {
     if (!a)
         return;
-    free(a->data);
+    free_result(a->data);
     a->data = NULL;
 }

@@ -4,6 +4,7 @@
 #include "ops/ops.h"
 #include "core/dtype.h"
 #include "core/program.h"
+#include "core/result_mem.h"
 #include "core/transfer.h"
 #include "slices/slices.h"
 

@@ -3,6 +3,7 @@
  * order of the whole array (slices cut in memory order interleave), then
  * shaped as the caller asked. */
 #include "slices/slices.h"
+#include "core/result_mem.h"
 #include "core/transfer.h"
 #include "ops/ops.h"
 

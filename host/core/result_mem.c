@@ -1,0 +1,169 @@
+/* result_mem.c: where the blocking calls' results live on the host.
+ *
+ * Fresh pages cost a fault and a zeroing on first touch (about 10 us per
+ * 4 KiB page on some VMs), which would dominate a large result, so large
+ * ones ask for huge pages where the system has them (as numpy does). Up to
+ * glibc's largest dynamic mmap threshold (32 MiB on 64-bit) they come from
+ * plain malloc: once a result of that size has been freed, glibc serves the
+ * next one from the heap without touching the kernel (measured: a 13 MiB
+ * result 0.35 ms to fill from the third call on, against 1.3 ms from fresh
+ * huge pages every call); above it glibc maps every allocation afresh, and
+ * huge-page aligned memory faults least (128 MiB: 18 ms against 95 ms by
+ * 4 KiB).
+ *
+ * Above that threshold even huge pages are zeroed by the kernel on every
+ * call, which is what kept the blocking call at 1.5x the device-resident
+ * one on a CPU device (issue 19: a 64 MiB result filled in 7.4 ms fresh,
+ * 3.5 ms reused). So a large result that comes back through
+ * clnz_result_free or clnz_array_free is kept, up to KEPT_SLOTS blocks
+ * (a pipeline holds one result while the next is made) and KEPT_MAX_BYTES
+ * in all, for a later result of between half its size and its size. A kept
+ * block is handed to the kernel with MADV_FREE: its pages stay mapped and
+ * cost nothing to refill unless the system ran short of memory and took
+ * them, so keeping it never holds memory the system needs; where MADV_FREE
+ * is refused (or absent) nothing is kept. The blocks go when the process's
+ * last context is released. A block given back with free() instead is
+ * simply freed: every block is a malloc'd one, as the header promises. */
+#include "core/result_mem.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#if defined(__GLIBC__) && defined(MADV_FREE)
+#include <malloc.h>
+#define CAN_KEEP 1 /* malloc_usable_size gives a block's size, MADV_FREE lends it back */
+#else
+#define CAN_KEEP 0
+#endif
+
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HEAP_REUSE_MAX ((size_t)32 << 20)
+#define KEPT_SLOTS 2
+#define KEPT_MAX_BYTES ((size_t)1 << 30)
+#define PAGE ((uintptr_t)4096)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Kept blocks, oldest first; their count; the live contexts. */
+static struct {
+    void *p;
+    size_t bytes;
+} kept[KEPT_SLOTS];
+static int n_kept;
+static size_t live_contexts;
+
+/* madvise takes whole pages: the ones inside [p, p + bytes). */
+static int advise_inside(void *p, size_t bytes, int advice)
+{
+    uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1);
+    uintptr_t end = ((uintptr_t)p + bytes) & ~(PAGE - 1);
+    return end > a ? madvise((void *)a, end - a, advice) : 0;
+}
+
+/* The smallest kept block that holds `bytes` and is at most twice that. */
+static void *take_kept(size_t bytes)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&lock);
+    int best = -1;
+    for (int i = 0; i < n_kept; ++i)
+        if (kept[i].bytes >= bytes && kept[i].bytes / 2 <= bytes &&
+            (best < 0 || kept[i].bytes < kept[best].bytes))
+            best = i;
+    if (best >= 0) {
+        p = kept[best].p;
+        for (int i = best; i + 1 < n_kept; ++i)
+            kept[i] = kept[i + 1];
+        --n_kept;
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+void *alloc_result(size_t bytes)
+{
+    if (bytes < 2 * HUGE_PAGE)
+        return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (bytes <= HEAP_REUSE_MAX) {
+        p = malloc(bytes);
+#ifdef MADV_HUGEPAGE
+        if (p)
+            advise_inside(p, bytes, MADV_HUGEPAGE);
+#endif
+        return p;
+    }
+    if (CAN_KEEP && (p = take_kept(bytes)) != NULL)
+        return p;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
+    return p;
+}
+
+#if CAN_KEEP
+/* Keeps p (`bytes` usable) if a context lives; returns what to free. */
+static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
+{
+    pthread_mutex_lock(&lock);
+    if (!live_contexts) {
+        evicted[(*n_evicted)++] = p;
+    } else {
+        size_t total = bytes;
+        for (int i = 0; i < n_kept; ++i)
+            total += kept[i].bytes;
+        while (n_kept && (n_kept == KEPT_SLOTS || total > KEPT_MAX_BYTES)) {
+            evicted[(*n_evicted)++] = kept[0].p; /* the oldest goes */
+            total -= kept[0].bytes;
+            for (int i = 0; i + 1 < n_kept; ++i)
+                kept[i] = kept[i + 1];
+            --n_kept;
+        }
+        kept[n_kept].p = p;
+        kept[n_kept].bytes = bytes;
+        ++n_kept;
+    }
+    pthread_mutex_unlock(&lock);
+}
+#endif
+
+void free_result(void *p)
+{
+#if CAN_KEEP
+    size_t bytes = p ? malloc_usable_size(p) : 0;
+    if (bytes > HEAP_REUSE_MAX && bytes <= KEPT_MAX_BYTES &&
+        advise_inside(p, bytes, MADV_FREE) == 0) { /* outside the lock: a system call */
+        void *evicted[KEPT_SLOTS + 1];
+        int n_evicted = 0;
+        keep(p, bytes, evicted, &n_evicted);
+        for (int i = 0; i < n_evicted; ++i)
+            free(evicted[i]);
+        return;
+    }
+#endif
+    free(p);
+}
+
+void result_mem_context_made(void)
+{
+    pthread_mutex_lock(&lock);
+    ++live_contexts;
+    pthread_mutex_unlock(&lock);
+}
+
+void result_mem_context_released(void)
+{
+    void *evicted[KEPT_SLOTS];
+    int n_evicted = 0;
+    pthread_mutex_lock(&lock);
+    if (live_contexts && --live_contexts == 0) {
+        for (int i = 0; i < n_kept; ++i)
+            evicted[n_evicted++] = kept[i].p;
+        n_kept = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < n_evicted; ++i)
+        free(evicted[i]);
+}

@@ -1,0 +1,19 @@
+/* result_mem.h: the host memory of the blocking calls' results
+ * (result_mem.c): allocated so that filling it is cheap, and kept for the
+ * next result when a large one comes back through clnz_result_free or
+ * clnz_array_free while a context lives. Every block is malloc'd memory:
+ * a caller may also give it back with free(). */
+#ifndef CLNZ_CORE_RESULT_MEM_H
+#define CLNZ_CORE_RESULT_MEM_H
+
+#include <stddef.h>
+
+/* At least `bytes` (1 for 0) of malloc'd memory, or NULL. */
+void *alloc_result(size_t bytes);
+/* A result's memory back from the caller (NULL is fine). */
+void free_result(void *p);
+/* A context is made / released: the kept blocks go when the last one does. */
+void result_mem_context_made(void);
+void result_mem_context_released(void);
+
+#endif

@@ -1,0 +1,140 @@
+/* test_result_mem.c: the host memory of the blocking calls' results
+ * (host/core/result_mem.c). A result above 32 MiB given back through
+ * clnz_result_free or clnz_array_free is kept while a context lives and
+ * handed to the next result that needs between half its size and its size,
+ * so that a pipeline does not pay the kernel's zeroing of fresh pages on
+ * every call. Each result is checked against the sequential reference, so
+ * no entry of the earlier result may show through. A kept block is still
+ * mapped, so no fresh allocation can take its address: the same pointer
+ * means the block was reused, another one that it was not. Between the two
+ * calls the test holds a decoy of the same size, which would take the
+ * address of a block that had been unmapped instead of kept. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROWS = 1152, COLS = 4096 }; /* rows of 2 int64: 4.5 Mi entries are 72 MiB */
+
+/* ROWS x COLS floats, nonzero where i % 8 < eighths: eighths/8 of them. */
+static float *input(int eighths)
+{
+    float *x = malloc((size_t)ROWS * COLS * sizeof *x);
+    assert_non_null(x);
+    for (size_t i = 0; i < (size_t)ROWS * COLS; ++i)
+        x[i] = (int)(i % 8) < eighths ? (float)(i % 1000) + 0.5f : 0.0f;
+    return x;
+}
+
+/* clnz_nonzero on x, each entry checked against a sequential walk of x
+ * (the generic reference in testutil.c would allocate 10 int64 per element
+ * here); the caller gives the result back. */
+static clnz_result nonzero_checked(const float *x)
+{
+    clnz_context *ctx = tu_context();
+    int64_t shape[] = {ROWS, COLS};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    clnz_result r;
+    TU_CHECK(ctx, clnz_nonzero(ctx, &t, x, NULL, NULL, &r));
+    assert_int_equal(r.ndim, 2);
+    assert_int_equal(r.shape[1], 2);
+    const int64_t *e = r.indices;
+    int64_t z = 0;
+    for (int64_t i = 0; i < (int64_t)ROWS * COLS; ++i) {
+        if (x[i] == 0.0f)
+            continue;
+        if (z >= r.shape[0] || e[2 * z] != i / COLS || e[2 * z + 1] != i % COLS)
+            fail_msg("entry %lld is not (%lld, %lld)", (long long)z, (long long)(i / COLS),
+                     (long long)(i % COLS));
+        ++z;
+    }
+    assert_int_equal(r.shape[0], z);
+    assert_int_equal(r.count, z);
+    return r;
+}
+
+/* A result of 63 MiB takes the 72 MiB block the one before left; one of
+ * 35 MiB does not take it (it would hold more than twice what it needs),
+ * and gets fresh memory. */
+static void test_large_results_take_the_block_the_last_one_left(void **state)
+{
+    (void)state;
+    float *all = input(8), *most = input(7), *half = input(4);
+    for (size_t i = 0; i < (size_t)ROWS * COLS; i += 64)
+        half[i] = 0.0f; /* 31/64 of it: just under half of the first result */
+    clnz_result a = nonzero_checked(all);
+    void *a_block = a.indices;
+    clnz_result_free(&a);
+    assert_null(a.indices);
+    void *decoy = malloc((size_t)ROWS * COLS * 2 * sizeof(int64_t));
+    assert_non_null(decoy);
+    clnz_result b = nonzero_checked(most);
+    assert_ptr_equal(b.indices, a_block);
+    void *b_block = b.indices;
+    clnz_result_free(&b);
+    clnz_result c = nonzero_checked(half);
+    assert_ptr_not_equal(c.indices, b_block);
+    clnz_result_free(&c);
+    /* and the 72 MiB block is still there for a result that needs it */
+    clnz_result d = nonzero_checked(most);
+    assert_ptr_equal(d.indices, b_block);
+    clnz_result_free(&d);
+    free(decoy);
+    free(all);
+    free(most);
+    free(half);
+}
+
+/* select's values come back through clnz_array_free, and are kept too. */
+static void test_select_results_are_kept(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[] = {(int64_t)11 << 19}; /* 44 MiB of int64 (a dtype the quick tier builds) */
+    int64_t *x = malloc((size_t)shape[0] * sizeof *x);
+    assert_non_null(x);
+    clnz_tensor t = {CLNZ_I64, 1, shape, NULL};
+    void *block = NULL;
+    for (int round = 0; round < 2; ++round) { /* all of it (44 MiB), then 7/8 (38.5 MiB) */
+        for (int64_t i = 0; i < shape[0]; ++i)
+            x[i] = round && i % 8 == 0 ? 0 : i + 1;
+        clnz_array a;
+        TU_CHECK(ctx, clnz_select(ctx, &t, x, NULL, NULL, NULL, &a));
+        int64_t z = 0;
+        for (int64_t i = 0; i < shape[0]; ++i)
+            if (x[i] != 0 && ((int64_t *)a.data)[z++] != x[i])
+                fail_msg("value %lld differs", (long long)z - 1);
+        assert_int_equal(a.shape[0], z);
+        if (block)
+            assert_ptr_equal(a.data, block);
+        block = a.data;
+        clnz_array_free(&a);
+    }
+    free(x);
+}
+
+/* The header promises malloc'd memory: a caller may free() a result itself,
+ * and the kept block is then simply not there for the next call. */
+static void test_a_result_freed_with_free(void **state)
+{
+    (void)state;
+    float *most = input(7);
+    for (int round = 0; round < 3; ++round) {
+        clnz_result r = nonzero_checked(most);
+        free(r.indices);
+    }
+    free(most);
+}
+
+int main(void)
+{
+    tu_seed("test_result_mem");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_large_results_take_the_block_the_last_one_left),
+        cmocka_unit_test(test_select_results_are_kept),
+        cmocka_unit_test(test_a_result_freed_with_free),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
