@@ -106,7 +106,7 @@ $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
 	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl
 
 # The man page, made from the command's own help texts.
-$(B)/clnz.1: $(B)/clnz scripts/manpage
+$(B)/clnz.1: $(B)/clnz scripts/manpage README.md
 	$(PYTHON) scripts/manpage $(B)/clnz $@
 
 # The API's pages from scripts/man/*.3.in, their synopses copied from the header.

@@ -192,8 +192,9 @@ OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
 VALUES = ["0", "1", "-1", "2", "-3", "127", "128", "255", "256", "300", "2049", "65535",
           "16777217", "2147483648", "-2147483649", "9223372036854775807",
           "9223372036854775808", "18446744073709551615",
-          "0.0", "-0.0", "0.5", "-2.5", "0.1", "300.1", "1e-10", "65504.0", "65519.0",
-          "65520.0", "70000.0", "1e39", "3.4028235e38", "inf", "-inf", "nan"]
+          "0.0", "-0.0", "0.5", "-2.5", "0.1", "300.1", "1e-10", "64999.9", "65010.3",
+          "-65100.7", "65504.0", "65519.0", "65520.0", "70000.0", "3.3999e38", "3.40282e38",
+          "-3.4e38", "1e39", "3.4028235e38", "inf", "-inf", "nan"]
 
 
 def py_value(text):
@@ -214,6 +215,10 @@ def test_predicates_match_numpy(tmp_path, rng, dtype):
     a = random_array(rng, dtype, (500,), density=0.8)
     if dtype == "f2":  # every half pattern once
         a = np.arange(65536, dtype=np.uint16).view(np.float16)
+    elif a.dtype.kind == "f":  # and each value as the array's type rounds it, where it differs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = np.concatenate([a, np.array([float(v) for v in VALUES], a.dtype)])
     inp = save(tmp_path, a)
     out = tmp_path / "o.npy"
     for k, text in enumerate(VALUES):
@@ -345,7 +350,28 @@ def test_usage_errors(tmp_path):
     expect_error(2, "count", inp, "--layout", "rows")  # a nonzero option
     expect_error(2, "count", inp, "--device", "banana")
     expect_error(2, "count", inp, "--device", "9:0")
+    # an empty value means nothing: no file named '', no default device by accident
+    for args in (("nonzero", inp, "-o="), ("nonzero", inp, "-o", ""),
+                 ("nonzero", inp, "-o", out, "--count-out="), ("count", inp, "--device="),
+                 ("select", inp, "-o="), ("tune", "--device="), ("warmup", "--device=")):
+        expect_error(2, *args, contains="needs a value")
     assert not out.exists()
+
+
+def test_clnz_device_that_matches_nothing(tmp_path):
+    """CLNZ_DEVICE naming no device is a usage error as --device is (exit 2);
+    `clnz devices` still lists them, marks none and says why (exit 1)."""
+    inp = save(tmp_path, np.ones(3, np.int8))
+    env = dict(os.environ, CLNZ_DEVICE="9:9")
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    assert p.returncode == 2 and "CLNZ_DEVICE '9:9'" in p.stderr, p.stderr
+    p = subprocess.run([CLNZ, "devices"], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    listed = run("devices").stdout.splitlines()[:-1]  # without CLNZ_DEVICE: the list and why
+    assert p.returncode == 1, p
+    assert p.stdout.splitlines() == [" " + line[1:] for line in listed]  # none marked
+    assert p.stderr.startswith("clnz: CLNZ_DEVICE '9:9': no platform 9"), p.stderr
 
 
 def header_only(tmp_path, header, data=b"", name="bad.npy"):

@@ -30,8 +30,15 @@ def test_batch_usage_errors(tmp_path):
     out, offs = tmp_path / "o.npy", tmp_path / "off.npy"
     expect_error(2, "nonzero", a, "--batch", "-o", out, contains="--offsets-out")
     expect_error(2, "nonzero", a, "--offsets-out", offs, "-o", out, contains="--batch")
-    expect_error(1, "nonzero", a, "--batch", "-o", out, "--offsets-out", offs, "--layout", "flat",
-                 contains="rows only")
+    # what no batch can be: refused before the input is read (this one does not exist)
+    gone = tmp_path / "gone.npy"
+    for extra, says in ((("--layout", "flat"), "rows only"), (("--layout", "columns"), "rows only"),
+                        (("--size", "3"), "no --size")):
+        expect_error(2, "nonzero", gone, "--batch", "-o", out, "--offsets-out", offs, *extra,
+                     contains=says)
+    # a width depends on the input's rank: refused once it is read
+    expect_error(1, "nonzero", save(tmp_path, np.ones((2, 3, 4)), "r3.npy"), "--batch", "-o", out,
+                 "--offsets-out", offs, "--width", "1", contains="width 1")
     expect_error(1, "nonzero", save(tmp_path, np.float32(1), "s.npy"), "--batch", "-o", out,
                  "--offsets-out", offs, contains="rank >= 1")
     assert not out.exists() and not offs.exists()

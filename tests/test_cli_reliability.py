@@ -532,6 +532,33 @@ def test_item14_kill_9_leaves_no_temporaries(tmp_path, rng, tmpfile):
 
 
 @needs_shim
+@pytest.mark.parametrize("fmt", ["csv", "txt"])
+def test_text_temporaries_of_a_killed_run_are_removed(tmp_path, rng, fmt):
+    """A csv or txt output's named temporary, left by a run killed between
+    naming it and the rename, is removed by the next run in that folder
+    (it was kept: only a .npy's start counted as clnz's); a file of that
+    name with other text stays."""
+    a = random_array(rng, "f4", (40, 50))
+    inp = save(tmp_path, a)
+    out = tmp_path / f"out.{fmt}"
+    before = listing(tmp_path)
+    rc = killed_at(tmp_path, ["nonzero", inp, "-o", out, "--format", fmt], "renameat",
+                   signal.SIGKILL, CLNZ_SHIM_NO_TMPFILE="1")
+    assert rc == -signal.SIGKILL and not out.exists()
+    left = temporaries(tmp_path)
+    assert len(left) == 1, left
+    assert np.array_equal(np.loadtxt(tmp_path / left[0], delimiter="," if fmt == "csv" else None,
+                                     dtype=np.int64), np.argwhere(a))
+    other = tmp_path / ".clnz-tmp-words000"
+    other.write_text("1, 2 and 3\n")
+    clnz("nonzero", inp, "--format", fmt, "-o", tmp_path / "next.txt", check=True)
+    assert temporaries(tmp_path) == [other.name]
+    other.unlink()
+    (tmp_path / "next.txt").unlink()
+    assert listing(tmp_path) == before
+
+
+@needs_shim
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("tmpfile", ["1", "0"])
 def test_item14_signals_leave_no_temporaries(tmp_path, rng, sig, tmpfile):

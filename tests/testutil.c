@@ -224,10 +224,13 @@ int tu_ref_selected(clnz_dtype dt, const void *e, const clnz_predicate *p)
     if (p->value.kind != CLNZ_VALUE_FLOAT)
         return cmp_d(p->op, xf,
                      p->value.kind == CLNZ_VALUE_UINT ? (double)p->value.u : (double)p->value.i);
-    double v = p->value.f;
-    double max = dt == CLNZ_F16 ? 65504.0 : dt == CLNZ_F32 ? 3.4028234663852886e38 : INFINITY;
-    if (isnan(v) || isinf(v) || fabs(v) <= max)
-        v = dt == CLNZ_F16 ? round_half(v) : dt == CLNZ_F32 ? (double)(float)v : v;
+    /* numpy 1.x's value-based casting: v's smallest float type by numpy's
+     * bounds (65000 for f16, 3.4e38 for f32), widened to the array's */
+    double v = p->value.f, a = fabs(v);
+    int bits = isnan(v) || isinf(v) || a < 65000.0 ? 16 : a < 3.4e38 ? 32 : 64;
+    int dt_bits = dt == CLNZ_F16 ? 16 : dt == CLNZ_F32 ? 32 : 64;
+    bits = bits > dt_bits ? bits : dt_bits;
+    v = bits == 16 ? round_half(v) : bits == 32 ? (double)(float)v : v;
     return cmp_d(p->op, xf, v);
 }
 

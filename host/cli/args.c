@@ -138,7 +138,9 @@ int cli_stop(int rc, const char *usage)
 enum { NOT_AN_OPTION = -1, NO_VALUE = -2 };
 
 /* Which of names[0..n) argv[*i] is, with its value in *value (taking the
- * next argument when it is not inline); NOT_AN_OPTION or NO_VALUE else. */
+ * next argument when it is not inline); NOT_AN_OPTION or NO_VALUE else,
+ * NO_VALUE also for an empty value ("-o=", "--device ''"): none of them
+ * means anything empty. */
 static int take_option(int argc, char **argv, int *i, const char *const *names, int n,
                        const char **value)
 {
@@ -153,7 +155,7 @@ static int take_option(int argc, char **argv, int *i, const char *const *names, 
             *value = argv[++*i];
         else
             return NO_VALUE;
-        return k;
+        return **value ? k : NO_VALUE;
     }
     return NOT_AN_OPTION;
 }
@@ -161,7 +163,7 @@ static int take_option(int argc, char **argv, int *i, const char *const *names, 
 /* take_option's failures as usage errors. */
 static int option_error(int k, const char *arg, const char *cmd)
 {
-    return k == NO_VALUE ? fail(EXIT_USAGE, "%s needs a value", arg)
+    return k == NO_VALUE ? fail(EXIT_USAGE, "%.*s needs a value", (int)strcspn(arg, "="), arg)
                          : fail(EXIT_USAGE, "unknown option '%s' (see clnz %s --help)", arg, cmd);
 }
 
@@ -277,6 +279,11 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     if (a->batch != (a->offsets_out != NULL))
         return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
                                          : "--offsets-out needs --batch");
+    /* what a batch cannot be, whatever the input (a width depends on its rank) */
+    if (a->batch && a->opts.has_size)
+        return fail(EXIT_USAGE, "--batch has no --size: each item has its own count");
+    if (a->batch && a->opts.layout != CLNZ_LAYOUT_ROWS)
+        return fail(EXIT_USAGE, "--batch writes rows only: no --layout columns or flat");
     if (is_nonzero) {
         /* options that would change nothing are refused, not ignored */
         int flat = a->opts.layout == CLNZ_LAYOUT_FLAT;

@@ -29,6 +29,8 @@ int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_use
         if (strcmp(argv[*i], names[k]) == 0 && *i + 1 >= argc)
             return fail(EXIT_USAGE, "%s needs a value", names[k]), -1;
     const char *v = option_value(argc, argv, i, "--device");
+    if (v && !*v)
+        return fail(EXIT_USAGE, "--device needs a value"), -1;
     if (v) {
         *device = v;
         return 1;

@@ -12,10 +12,25 @@ static const char usage_devices[] =
     "\n"
     "Lists OpenCL platforms and devices as P:D; '*' marks the one clnz uses by default,\n"
     "and the last line says why (CLNZ_DEVICE, else the first GPU that is not a\n"
-    "simulator, else the first device that is not one).\n"
+    "simulator, else the first device that is not one). A CLNZ_DEVICE that names\n"
+    "none of them is an error (exit 1), after the list.\n"
     "The last column says whether launch parameters are stored for the device: tuned\n"
     "(this device, driver and clnz version), vendor-tuned (another device of the same\n"
     "vendor and type) or defaults.\n";
+
+/* Why no device can be used: the listing has no message, context creation
+ * says why (CLNZ_DEVICE matching nothing, the driver's error, a resource
+ * limit); `fallback` if it succeeds after all. */
+static int no_default(const char *fallback)
+{
+    clnz_context *ctx = NULL;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s", fallback);
+    if (clnz_context_create(NULL, &ctx, msg, sizeof msg) == CLNZ_SUCCESS)
+        snprintf(msg, sizeof msg, "%s", fallback);
+    clnz_context_release(ctx);
+    return fail(EXIT_FAIL, "%s", msg);
+}
 
 int cmd_devices(int argc, char **argv)
 {
@@ -31,16 +46,8 @@ int cmd_devices(int argc, char **argv)
     clnz_status st = clnz_list_devices(infos, 64, &n);
     if (st)
         return fail(EXIT_FAIL, "cannot list devices: %s", clnz_status_string(st));
-    if (n == 0) {
-        /* the listing has no message: context creation says why (the
-         * driver's error, a resource limit) */
-        clnz_context *ctx = NULL;
-        char msg[400] = "no OpenCL device found";
-        if (clnz_context_create(NULL, &ctx, msg, sizeof msg) == CLNZ_SUCCESS)
-            snprintf(msg, sizeof msg, "no OpenCL device found");
-        clnz_context_release(ctx);
-        return fail(EXIT_FAIL, "%s", msg);
-    }
+    if (n == 0)
+        return no_default("no OpenCL device found");
     static const char *const tuning[] = {"defaults", "vendor-tuned", "tuned", "forced"};
     for (int i = 0; i < n && i < 64; ++i) {
         const clnz_device_info *d = &infos[i];
@@ -51,9 +58,12 @@ int cmd_devices(int argc, char **argv)
                tuning[d->tuning]);
     }
     for (int i = 0; i < n && i < 64; ++i)
-        if (infos[i].is_default)
+        if (infos[i].is_default) {
             printf("default %d:%d: %s\n", infos[i].platform, infos[i].device,
                    infos[i].why_default);
-    return EXIT_OK;
+            return EXIT_OK;
+        }
+    /* listed, but none is the default: CLNZ_DEVICE names none of them */
+    return no_default("no device is the default");
 }
 

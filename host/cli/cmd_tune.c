@@ -43,11 +43,15 @@ int cmd_tune(int argc, char **argv)
             device = argv[++i];
         } else if (strncmp(argv[i], "--device=", 9) == 0) {
             device = argv[i] + 9;
+        } else if (strcmp(argv[i], "--device") == 0) {
+            return fail(EXIT_USAGE, "--device needs a value");
         } else {
             return fail(EXIT_USAGE, "unknown argument '%s' for tune (see clnz tune --help)",
                         argv[i]);
         }
     }
+    if (device && !*device)
+        return fail(EXIT_USAGE, "--device needs a value");
     clnz_context *ctx;
     int rc = open_context(device, &ctx);
     if (rc)

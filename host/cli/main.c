@@ -154,7 +154,7 @@ int open_context(const char *device, clnz_context **ctx)
     char msg[300];
     clnz_status st = clnz_context_create(device, ctx, msg, sizeof msg);
     if (st)
-        return fail(st == CLNZ_ERROR_INVALID_DEVICE && device ? EXIT_USAGE : EXIT_FAIL, "%s",
+        return fail(st == CLNZ_ERROR_INVALID_DEVICE ? EXIT_USAGE : EXIT_FAIL, "%s",
                     msg);
     return EXIT_OK;
 }

@@ -143,9 +143,16 @@ static double round_to_dtype(clnz_dtype d, double v)
     return v;
 }
 
-static double dtype_max(clnz_dtype d)
+/* The float type numpy 1.x compares an f16, f32 or f64 array with a Python
+ * float in: the wider of the array's and the smallest one numpy deems to
+ * hold v (np.min_scalar_type: f16 below 65000, f32 below 3.4e38, its own
+ * round bounds, not the types' largest values; inf and nan in f16). */
+static clnz_dtype numpy_compare_type(clnz_dtype d, double v)
 {
-    return d == CLNZ_F16 ? 65504.0 : d == CLNZ_F32 ? 3.4028234663852886e38 : INFINITY;
+    double a = fabs(v);
+    clnz_dtype t = isnan(v) || isinf(v) || a < 65000.0 ? CLNZ_F16 : a < 3.4e38 ? CLNZ_F32 : CLNZ_F64;
+    return d == CLNZ_F64 || t == CLNZ_F64 ? CLNZ_F64 : d == CLNZ_F32 || t == CLNZ_F32 ? CLNZ_F32
+                                                                                   : CLNZ_F16;
 }
 
 /* x OP v for the element with this key, as numpy 1.24 compares an array with
@@ -165,11 +172,8 @@ static int host_compare(clnz_dtype d, i128 key, clnz_op op, const clnz_predicate
     if (p->value.kind != CLNZ_VALUE_FLOAT)
         return cmp_double(op, x, p->value.kind == CLNZ_VALUE_UINT ? (double)p->value.u
                                                             : (double)p->value.i);
-    double f = p->value.f;
-    /* a float in the array's range is rounded to the array's precision */
-    if (isnan(f) || isinf(f) || fabs(f) <= dtype_max(d))
-        f = round_to_dtype(d, f);
-    return cmp_double(op, x, f);
+    /* v rounded to the type the comparison happens in (x is exact in it) */
+    return cmp_double(op, x, round_to_dtype(numpy_compare_type(d, p->value.f), p->value.f));
 }
 
 /* Keys where the comparison holds lie at one end of the key range (it is

@@ -198,9 +198,22 @@ int out_is_tmp_name(const char *name)
     return 1;
 }
 
+/* Whether head[0..n) can start an output of clnz's: a .npy, or csv/txt
+ * (text_out.c: numbers as %d and %g, nan, inf, ',' or ' ' between them). */
+static int starts_like_ours(const unsigned char *head, size_t n)
+{
+    static const char npy[] = "\x93NUMPY", text[] = "0123456789+-.e, \nnaif";
+    if (memcmp(head, npy, n < sizeof npy - 1 ? n : sizeof npy - 1) == 0)
+        return 1;
+    for (size_t i = 0; i < n; ++i)
+        if (!head[i] || !strchr(text, head[i]))
+            return 0;
+    return 1;
+}
+
 /* One of clnz's named temporaries whose writer is gone: our name, a
- * regular file of ours that holds the start of a .npy (or nothing yet),
- * and no lock on it; or a folder (output_dir.c's). Removed while we hold
+ * regular file of ours that holds the start of an output (or nothing
+ * yet), and no lock on it; or a folder (output_dir.c's). Removed while we hold
  * the lock. */
 static void remove_if_stale(int dirfd, const char *name)
 {
@@ -213,11 +226,11 @@ static void remove_if_stale(int dirfd, const char *name)
         close(fd);
         return;
     }
-    unsigned char head[6];
+    unsigned char head[64];
     ssize_t n = -1;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid())
         n = pread(fd, head, sizeof head, 0);
-    int ours = n >= 0 && memcmp(head, "\x93NUMPY", (size_t)n) == 0;
+    int ours = n >= 0 && starts_like_ours(head, (size_t)n);
     if (ours && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
         fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == sb.st_dev &&
         now.st_ino == sb.st_ino)

@@ -119,10 +119,10 @@ static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dt
 no_fit:
     if (o->value.kind == CLNZ_VALUE_FLOAT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
-                        "%s = %.17g does not fit %s, the result's dtype (the array's)", name, f,
+                        "%s = %.17g does not fit %s, the result's dtype", name, f,
                         clnz_dtype_name(dtype));
     return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
-                    "%s = %s%llu does not fit %s, the result's dtype (the array's)", name,
+                    "%s = %s%llu does not fit %s, the result's dtype", name,
                     o->value.kind == CLNZ_VALUE_INT && o->value.i < 0 ? "-" : "",
                     (unsigned long long)(o->value.kind == CLNZ_VALUE_UINT ? o->value.u
                                          : o->value.i < 0 ? (uint64_t)0 - (uint64_t)o->value.i
