@@ -145,6 +145,10 @@ def test_predicate_values_of_every_python_kind():
     assert clnz.count_nonzero(a, pred="nonzero") == 3
     with pytest.raises(ValueError):
         clnz.Predicate("gt", 2**64)
+    for below in (-2**63 - 1, -2**64, -2**64 + 5):  # c_uint64 wrapped these into wrong values
+        with pytest.raises(ValueError, match="does not fit in 64 bits"):
+            clnz.count_nonzero(a, pred=("gt", below))
+    assert clnz.count_nonzero(a, pred=("gt", -2**63)) == 4  # int64's own minimum is fine
     with pytest.raises(ValueError, match="unknown predicate"):
         clnz.count_nonzero(a, pred=("bigger", 1))
     with pytest.raises(TypeError):

@@ -459,6 +459,26 @@ static void test_where_errors(void **state)
     assert_non_null(strstr(clnz_context_message(ctx), "f32"));
     assert_int_equal(clnz_where(ctx, &ct, c, NULL, NULL, x, &yo, y, &out),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    /* a scalar of no known kind is refused, not read as an int */
+    clnz_operand bad = clnz_operand_int(1);
+    bad.value.kind = (clnz_value_kind)9;
+    assert_int_equal(clnz_where(ctx, &ct, c, NULL, &xo, x, &bad, NULL, &out),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "y: unknown scalar value kind 9"));
+    assert_null(out.data);
+    /* -2^63 as a float is exactly INT64_MIN: it fits i64; the next double below does not */
+    int64_t xi[6] = {1, 2, 3, 4, 5, 6};
+    unsigned char c2[6] = {1, 0, 1, 0, 1, 0};
+    clnz_tensor it = {CLNZ_I64, 2, s1, NULL};
+    clnz_operand io = clnz_operand_array(&it), lo = clnz_operand_float(-0x1p63);
+    TU_CHECK(ctx, clnz_where(ctx, &ct, c2, NULL, &io, xi, &lo, NULL, &out));
+    const int64_t *got = out.data;
+    for (int i = 0; i < 6; ++i)
+        assert_int_equal(got[i], c2[i] ? xi[i] : INT64_MIN);
+    clnz_array_free(&out);
+    lo = clnz_operand_float(nextafter(-0x1p63, -INFINITY));
+    assert_int_equal(clnz_where(ctx, &ct, c2, NULL, &io, xi, &lo, NULL, &out),
+                     CLNZ_ERROR_INVALID_VALUE);
 }
 
 int main(void)

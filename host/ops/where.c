@@ -102,7 +102,7 @@ static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dt
     int neg;
     uint64_t mag;
     if (o->value.kind == CLNZ_VALUE_FLOAT) {
-        if (!isfinite(f) || f != floor(f) || f <= -0x1p63 || f >= 0x1p64)
+        if (!isfinite(f) || f != floor(f) || f < -0x1p63 || f >= 0x1p64)
             goto no_fit;
         neg = f < 0;
         mag = neg ? (uint64_t)(-f) : (uint64_t)f;
@@ -162,6 +162,12 @@ static clnz_status where_plan_make(clnz_context *ctx, const clnz_tensor *cond,
         st = tensor_check(ctx, x->array, &w->x);
     if (!st && y->array)
         st = tensor_check(ctx, y->array, &w->y);
+    for (int k = 0; k < 2 && !st; ++k) {
+        const clnz_operand *o = k ? y : x;
+        if (!o->array && (unsigned)o->value.kind > CLNZ_VALUE_FLOAT)
+            st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s: unknown scalar value kind %d",
+                          k ? "y" : "x", (int)o->value.kind);
+    }
     if (st)
         return st;
     /* the result's shape */

@@ -141,8 +141,9 @@ def scalar(v, what):
         v = int(v)
         if INT64_MIN <= v <= INT64_MAX:
             return _lib.Scalar(_lib.VALUE_INT, _lib.Value(i=v))
-        if v < (1 << 64):
+        if INT64_MAX < v < (1 << 64):
             return _lib.Scalar(_lib.VALUE_UINT, _lib.Value(u=v))
+        # below -2**63 too: c_uint64 would wrap it into a wrong value, silently
         raise ValueError(f"clnz: {what} {v} does not fit in 64 bits")
     if isinstance(v, (float, np.floating)):
         return _lib.Scalar(_lib.VALUE_FLOAT, _lib.Value(f=float(v)))
