@@ -60,22 +60,26 @@ static int advise_inside(void *p, size_t bytes, int advice)
     return end > a ? madvise((void *)a, end - a, advice) : 0;
 }
 
+/* Takes kept block i out of the list (the lock held), keeping the order. */
+static void *drop_kept(int i)
+{
+    void *p = kept[i].p;
+    for (; i + 1 < n_kept; ++i)
+        kept[i] = kept[i + 1];
+    --n_kept;
+    return p;
+}
+
 /* The smallest kept block that holds `bytes` and is at most twice that. */
 static void *take_kept(size_t bytes)
 {
-    void *p = NULL;
     pthread_mutex_lock(&lock);
     int best = -1;
     for (int i = 0; i < n_kept; ++i)
         if (kept[i].bytes >= bytes && kept[i].bytes / 2 <= bytes &&
             (best < 0 || kept[i].bytes < kept[best].bytes))
             best = i;
-    if (best >= 0) {
-        p = kept[best].p;
-        for (int i = best; i + 1 < n_kept; ++i)
-            kept[i] = kept[i + 1];
-        --n_kept;
-    }
+    void *p = best >= 0 ? drop_kept(best) : NULL;
     pthread_mutex_unlock(&lock);
     return p;
 }
@@ -115,11 +119,8 @@ static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
         for (int i = 0; i < n_kept; ++i)
             total += kept[i].bytes;
         while (n_kept && (n_kept == KEPT_SLOTS || total > KEPT_MAX_BYTES)) {
-            evicted[(*n_evicted)++] = kept[0].p; /* the oldest goes */
             total -= kept[0].bytes;
-            for (int i = 0; i + 1 < n_kept; ++i)
-                kept[i] = kept[i + 1];
-            --n_kept;
+            evicted[(*n_evicted)++] = drop_kept(0); /* the oldest goes */
         }
         kept[n_kept].p = p;
         kept[n_kept].bytes = bytes;

@@ -162,12 +162,11 @@ static clnz_status where_plan_make(clnz_context *ctx, const clnz_tensor *cond,
         st = tensor_check(ctx, x->array, &w->x);
     if (!st && y->array)
         st = tensor_check(ctx, y->array, &w->y);
-    for (int k = 0; k < 2 && !st; ++k) {
-        const clnz_operand *o = k ? y : x;
-        if (!o->array && (unsigned)o->value.kind > CLNZ_VALUE_FLOAT)
+    const clnz_operand *ops[2] = {x, y};
+    for (int k = 0; k < 2 && !st; ++k)
+        if (!ops[k]->array && (unsigned)ops[k]->value.kind > CLNZ_VALUE_FLOAT)
             st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s: unknown scalar value kind %d",
-                          k ? "y" : "x", (int)o->value.kind);
-    }
+                          operand_names[k + 1], (int)ops[k]->value.kind);
     if (st)
         return st;
     /* the result's shape */
@@ -198,7 +197,6 @@ static clnz_status where_plan_make(clnz_context *ctx, const clnz_tensor *cond,
         w->n *= e;
     }
     /* the result's dtype */
-    const clnz_operand *ops[2] = {x, y};
     if (x->array && y->array && w->x.dtype != w->y.dtype)
         return ctx_fail(ctx, CLNZ_ERROR_DTYPE_MISMATCH,
                         "x is %s and y is %s: where needs one dtype (convert one of them)",
