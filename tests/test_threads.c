@@ -368,15 +368,16 @@ static void *keep_main(void *arg)
         clnz_result res;
         clnz_status st = clnz_nonzero(ctx, &t, keep_input, NULL, NULL, &res);
         w->calls++;
-        int64_t z = 0, wrong = -1; /* the first entry that differs */
-        for (int64_t i = 0; !st && wrong < 0 && i < KEEP_N; ++i)
-            if (keep_input[i] != 0.0f && (z >= res.count || ((int64_t *)res.indices)[z++] != i))
-                wrong = z - 1;
-        if (st || wrong >= 0 || z != res.count) {
+        int64_t z = 0;
+        int differs = 0;
+        for (int64_t i = 0; !st && !differs && i < KEEP_N; ++i)
+            if (keep_input[i] != 0.0f)
+                differs = z >= res.count || ((int64_t *)res.indices)[z++] != i;
+        if (st || differs || z != res.count) {
             w->mismatches = 1;
             snprintf(w->first_failure, sizeof w->first_failure, "thread %d, round %d: %s", w->id,
                      r, st ? clnz_context_message(ctx)
-                        : wrong >= 0 ? "an entry differs" : "the count differs");
+                        : differs ? "an entry differs" : "the count differs");
         }
         if (!st)
             clnz_result_free(&res);
