@@ -41,7 +41,8 @@ KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.
 KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl kernels/index.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
-        test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem
+        test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem \
+        test_fork
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
@@ -316,8 +317,8 @@ test-valgrind: all $(B)/fault_shim.so
 
 # Oclgrind, a second OpenCL implementation that simulates a device and
 # checks every kernel for data races and API misuse: small cases of every
-# strategy (test_strategies), and of the mask, where/select and batched
-# kernels. Its ICD is made visible through a private vendors folder
+# strategy (test_strategies), and of the mask, where/select, batched and
+# image kernels. Its ICD is made visible through a private vendors folder
 # (OCL_ICD_VENDORS), never by touching /etc/OpenCL. Its reports never change
 # an OpenCL return code, so a suite fails on any "Kernel:" or "OCLGRIND
 # FATAL" line on stderr; tests/oclgrind/selfcheck.c first proves that a
@@ -325,7 +326,7 @@ test-valgrind: all $(B)/fault_shim.so
 # source lines of the reports). --uninitialized stays off: Oclgrind 21.10
 # reports false errors on CL_MEM_USE_HOST_PTR buffers with it.
 OCLGRIND_ICD ?= /usr/lib/oclgrind/liboclgrind-rt-icd.so
-OCLGRIND_SUITES = test_strategies test_mask test_select test_batched
+OCLGRIND_SUITES = test_strategies test_mask test_select test_batched test_images
 test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
 test-oclgrind: export OCLGRIND_DATA_RACES = 1
 test-oclgrind: export OCLGRIND_CHECK_API = 1

@@ -57,7 +57,7 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_ARGUMENT (-2000) /* a NULL, a bad enum, a bad shape */
 #define CLNZ_ERROR_UNSUPPORTED_DTYPE (-2001)
 #define CLNZ_ERROR_INDEX_OVERFLOW (-2002) /* an index would not fit the index type */
-#define CLNZ_ERROR_INVALID_WIDTH (-2003)  /* coordinate width below the effective rank */
+#define CLNZ_ERROR_INVALID_WIDTH (-2003)  /* width not 0..32, below the effective rank */
 #define CLNZ_ERROR_OUT_OF_HOST_MEMORY (-2004)
 #define CLNZ_ERROR_NO_DEVICE (-2005)      /* no OpenCL platform or device found */
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
@@ -74,6 +74,11 @@ typedef int clnz_status;
 /* A program bundle that is malformed, fails a checksum, or was built for
  * another device, driver or clnz version; the message says which. */
 #define CLNZ_ERROR_BUNDLE_REFUSED (-2014)
+/* This process is a child forked after OpenCL was in use in its parent:
+ * the driver's threads did not come along, so OpenCL calls would hang.
+ * Every call that would reach the driver fails at once with this status
+ * (clnz_context_release of a context from before the fork does nothing). */
+#define CLNZ_ERROR_FORKED (-2015)
 
 /* A short constant name and meaning for any status, OpenCL's included. */
 const char *clnz_status_string(clnz_status status);
@@ -220,12 +225,13 @@ typedef enum {
 
 /* "auto", "single-tile", "two-pass", "lookback", "stream"; NULL if unknown. */
 const char *clnz_strategy_name(clnz_strategy strategy);
-/* The strategy a name (as above) stands for; CLNZ_ERROR_UNSUPPORTED_STRATEGY
- * for an unknown name. */
+/* The strategy a name (as above) stands for; CLNZ_ERROR_INVALID_ARGUMENT
+ * for an unknown name or a NULL. */
 clnz_status clnz_strategy_parse(const char *name, clnz_strategy *strategy);
 
 /* Forces every compacting call on this context to one strategy
- * (CLNZ_STRATEGY_AUTO: chosen per call again). A call the forced strategy
+ * (CLNZ_STRATEGY_AUTO: chosen per call again); a value outside the enum is
+ * CLNZ_ERROR_INVALID_ARGUMENT and changes nothing. A call the forced strategy
  * cannot serve (single-tile on an input of many tiles, a strategy the
  * device lacks what it needs for) fails with
  * CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why: never a silent fallback.
@@ -339,6 +345,10 @@ typedef struct {
 
 /* Fills up to max entries; *count gets the number of devices there are. */
 clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count);
+/* The entry of that listing for the device ctx runs on (a wrapped
+ * context's too). A device the listing does not hold (a sub-device) is
+ * described with platform and device -1. */
+clnz_status clnz_context_device_info(const clnz_context *ctx, clnz_device_info *info);
 
 /* ---- nonzero ------------------------------------------------------- */
 typedef enum {
@@ -504,7 +514,9 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
  * coordinates (row, column) from the region's corner, or (x, y) with
  * CLNZ_ORDER_XY. Channel orders R, RG, RGBA, BGRA, ARGB, INTENSITY and
  * LUMINANCE; channel types (UN)SIGNED_INT8/16/32, UNORM_INT8/16 (compared
- * as the integers they store), HALF_FLOAT and FLOAT (compared as float). */
+ * as the integers they store), FLOAT (compared as float) and HALF_FLOAT
+ * (compared as half, as clnz_nonzero_channels compares f16: the region is
+ * copied to a buffer as stored, not read through read_imagef). */
 clnz_status clnz_image2d_nonzero_enqueue(clnz_context *ctx, cl_mem image, const size_t *origin,
                                          const size_t *region, const clnz_predicate *pred,
                                          clnz_channel_rule rule,
@@ -634,10 +646,12 @@ clnz_operand clnz_operand_float(double v);
  * aligned from the right, a dimension of 1 stretches, anything else is
  * CLNZ_ERROR_SHAPE_MISMATCH). Its dtype: x's and y's when both are arrays
  * (they must agree: CLNZ_ERROR_DTYPE_MISMATCH); the array's when the other
- * is a scalar, which must be exactly representable in it (0.5 into an
- * integer array, 300 into u8: CLNZ_ERROR_INVALID_VALUE; a float array rounds
- * a float as numpy does); with two scalars f64 if either is a float, else
- * i64. shape must have room for CLNZ_MAX_RANK extents. */
+ * is a scalar: an integer (or bool) dtype takes only a number it holds
+ * exactly (0.5 into an integer array, 300 into u8: CLNZ_ERROR_INVALID_VALUE);
+ * a float dtype takes any number, rounded to nearest even as numpy casts
+ * (70000 into f16 is inf, 2^24 + 1 into f32 is 2^24); with two scalars f64
+ * if either is a float, else i64. shape must have room for CLNZ_MAX_RANK
+ * extents. */
 clnz_status clnz_where_result(clnz_context *ctx, const clnz_tensor *cond, const clnz_operand *x,
                               const clnz_operand *y, clnz_dtype *dtype, int *rank,
                               int64_t *shape);
@@ -711,7 +725,10 @@ clnz_status clnz_uses_parse(clnz_uses *uses, const char *axis, const char *list,
  * no call of those uses compiles. uses NULL: the defaults above (every
  * dtype, count and nonzero, the nonzero predicate). *programs (if not NULL)
  * gets how many programs are ready. A program that fails to build fails the
- * call, the message naming it. */
+ * call, the message naming it. A bit that names nothing in any field (an
+ * op, dtype, predicate class or strategy the header does not define) is
+ * CLNZ_ERROR_INVALID_ARGUMENT, the message naming the field and the bits,
+ * before any build. */
 clnz_status clnz_warmup(clnz_context *ctx, const clnz_uses *uses, int *programs);
 
 /* A program bundle: a manifest (the device, driver and clnz version it was
@@ -725,7 +742,7 @@ typedef struct clnz_bundle clnz_bundle;
 #define CLNZ_BUNDLE_SOURCES 1u /* write each program's source; compile nothing */
 
 /* Builds a bundle of the programs the uses need on this context's device
- * (NULL: the defaults of clnz_warmup). */
+ * (NULL: the defaults of clnz_warmup; unknown bits refused as there). */
 clnz_status clnz_bundle_build(clnz_context *ctx, const clnz_uses *uses, unsigned flags,
                               clnz_bundle **out);
 /* Reads a bundle folder: the manifest parsed strictly, every file checked

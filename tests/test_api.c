@@ -5,6 +5,7 @@
  * file is also built from its own source file. */
 #include "testutil.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,95 @@ static void test_device_selection(void **state)
     clnz_context_release(NULL); /* NULL is fine */
 }
 
+/* clnz_context_device_info names the device a context runs on, as the
+ * listing does: for a P:D selector, a kind, the default and a wrapped
+ * context; a sub-device (not in the listing) is described with no place. */
+static void test_context_device_info(void **state)
+{
+    (void)state;
+    clnz_device_info infos[8], got;
+    int n = 0;
+    char msg[256], sel[16];
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_list_devices(infos, 8, &n), CLNZ_SUCCESS);
+    for (int i = 0; i < n && i < 8; ++i) {
+        snprintf(sel, sizeof sel, "%d:%d", infos[i].platform, infos[i].device);
+        assert_int_equal(clnz_context_create(sel, &c, msg, sizeof msg), CLNZ_SUCCESS);
+        memset(&got, 0x5a, sizeof got);
+        assert_int_equal(clnz_context_device_info(c, &got), CLNZ_SUCCESS);
+        assert_int_equal(got.platform, infos[i].platform);
+        assert_int_equal(got.device, infos[i].device);
+        assert_int_equal(got.is_default, infos[i].is_default);
+        assert_string_equal(got.device_name, infos[i].device_name);
+        assert_string_equal(got.platform_name, infos[i].platform_name);
+        assert_string_equal(got.device_type, infos[i].device_type);
+        assert_true(got.global_mem_size == infos[i].global_mem_size);
+        clnz_context_release(c);
+    }
+    /* a kind and the default: the entry of the device the context holds */
+    const char *sels[] = {"cpu", NULL};
+    for (int k = 0; k < 2; ++k) {
+        if (clnz_context_create(sels[k], &c, msg, sizeof msg) != CLNZ_SUCCESS)
+            continue; /* no CPU device */
+        assert_int_equal(clnz_context_device_info(c, &got), CLNZ_SUCCESS);
+        assert_true(got.platform >= 0 && got.device >= 0);
+        cl_platform_id ps[16];
+        cl_device_id ds[64];
+        cl_uint np = 0, nd = 0;
+        assert_int_equal(clGetPlatformIDs(16, ps, &np), CL_SUCCESS);
+        assert_true((cl_uint)got.platform < np);
+        assert_int_equal(clGetDeviceIDs(ps[got.platform], CL_DEVICE_TYPE_ALL, 64, ds, &nd),
+                         CL_SUCCESS);
+        assert_true((cl_uint)got.device < nd);
+        assert_ptr_equal(ds[got.device], clnz_context_device(c));
+        if (k == 0)
+            assert_string_equal(got.device_type, "CPU");
+        else
+            assert_int_equal(got.is_default, 1);
+        clnz_context_release(c);
+    }
+    assert_int_equal(clnz_context_device_info(NULL, &got), CLNZ_ERROR_INVALID_ARGUMENT);
+    clnz_context *base = tu_context();
+    assert_int_equal(clnz_context_device_info(base, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    /* a wrapped context: its queue's device */
+    clnz_device_info own;
+    assert_int_equal(clnz_context_device_info(base, &own), CLNZ_SUCCESS);
+    cl_int e;
+    cl_command_queue q =
+        clCreateCommandQueue(clnz_context_cl_context(base), clnz_context_device(base), 0, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    assert_int_equal(clnz_context_wrap(clnz_context_cl_context(base), q, &c, NULL, 0),
+                     CLNZ_SUCCESS);
+    clReleaseCommandQueue(q);
+    assert_int_equal(clnz_context_device_info(c, &got), CLNZ_SUCCESS);
+    assert_int_equal(got.platform, own.platform);
+    assert_int_equal(got.device, own.device);
+    assert_string_equal(got.device_name, own.device_name);
+    clnz_context_release(c);
+    /* a sub-device where the device can be split: described, with no place */
+    cl_device_partition_property by[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_device_id sub[64];
+    cl_uint nsub = 0;
+    if (clCreateSubDevices(clnz_context_device(base), by, 64, sub, &nsub) != CL_SUCCESS)
+        return; /* partitioning is optional */
+    cl_context sc = clCreateContext(NULL, 1, &sub[0], NULL, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    q = clCreateCommandQueue(sc, sub[0], 0, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    assert_int_equal(clnz_context_wrap(sc, q, &c, NULL, 0), CLNZ_SUCCESS);
+    assert_int_equal(clnz_context_device_info(c, &got), CLNZ_SUCCESS);
+    assert_int_equal(got.platform, -1);
+    assert_int_equal(got.device, -1);
+    assert_int_equal(got.is_default, 0);
+    assert_string_equal(got.platform_name, own.platform_name);
+    assert_string_equal(got.device_type, own.device_type);
+    clnz_context_release(c);
+    clReleaseCommandQueue(q);
+    clReleaseContext(sc);
+    for (cl_uint i = 0; i < nsub; ++i)
+        clReleaseDevice(sub[i]);
+}
+
 static void wrapped_chain(void)
 {
     clnz_context *base = tu_context();
@@ -369,6 +459,130 @@ static void test_issue16_item13_malformed_max_alloc(void **state)
     unsetenv("CLNZ_MAX_ALLOC");
 }
 
+/* A width outside any range (-3, 33) is refused with a message that says
+ * which widths the input takes; the status string no longer says "below
+ * the effective rank" for a width that is not below it (hostile-user probe
+ * of the C API). */
+static void test_invalid_width_names_the_valid_widths(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    assert_string_equal(clnz_status_string(CLNZ_ERROR_INVALID_WIDTH),
+                        "CLNZ_ERROR_INVALID_WIDTH: invalid coordinate width (0, or the input's "
+                        "effective rank up to 32; flat: 0)");
+    uint8_t data[12] = {0, 0, 0, 0, 0, 1};
+    int64_t shape[] = {1, 3, 4}; /* rank 3, effective rank 2 */
+    clnz_tensor t = {CLNZ_U8, 3, shape, NULL};
+    clnz_nonzero_options o;
+    clnz_result res;
+    char want[300];
+    const int bad[] = {-3, 33, -1, INT_MIN, INT_MAX};
+    const clnz_layout layouts[] = {CLNZ_LAYOUT_ROWS, CLNZ_LAYOUT_COLUMNS};
+    for (int l = 0; l < 2; ++l) {
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+            clnz_nonzero_options_init(&o);
+            o.layout = layouts[l];
+            o.width = bad[i];
+            snprintf(want, sizeof want,
+                     "width %d is not a coordinate width: the widths are 0 (the input's rank, 3) "
+                     "or 2..32 coordinates per entry",
+                     bad[i]);
+            assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res),
+                             CLNZ_ERROR_INVALID_WIDTH);
+            assert_string_equal(clnz_context_message(ctx), want);
+            /* the device-resident call checks it before any buffer */
+            assert_int_equal(clnz_nonzero_enqueue(ctx, &t, NULL, 0, NULL, &o, NULL, 0, 0, NULL, 0,
+                                                  0, NULL, NULL),
+                             CLNZ_ERROR_INVALID_WIDTH);
+            assert_string_equal(clnz_context_message(ctx), want);
+        }
+    }
+    /* below the effective rank: still says so, and the valid widths */
+    clnz_nonzero_options_init(&o);
+    o.width = 1;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_string_equal(clnz_context_message(ctx),
+                        "width 1 is below the effective rank 2 of the input (rank 3 without its "
+                        "leading size-1 dimensions): the widths are 0 (the rank) or 2..32");
+    /* flat takes width 0 only, whatever the width */
+    o.layout = CLNZ_LAYOUT_FLAT;
+    o.width = -3;
+    assert_int_equal(clnz_nonzero(ctx, &t, data, NULL, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_string_equal(clnz_context_message(ctx),
+                        "width -3 counts coordinates per entry: it needs the rows or columns "
+                        "layout (flat has one index per entry: width 0)");
+    /* a rank-0 input: any width from 1 */
+    clnz_tensor scalar = {CLNZ_U8, 0, shape, NULL};
+    clnz_nonzero_options_init(&o);
+    o.width = 33;
+    assert_int_equal(clnz_nonzero(ctx, &scalar, data, NULL, &o, &res), CLNZ_ERROR_INVALID_WIDTH);
+    assert_string_equal(clnz_context_message(ctx),
+                        "width 33 is not a coordinate width: the widths are 0 (the input's rank, "
+                        "0) or 1..32 coordinates per entry");
+    /* the edges of the range pass: the effective rank and CLNZ_MAX_RANK */
+    const int edges[] = {2, CLNZ_MAX_RANK};
+    for (int i = 0; i < 2; ++i) {
+        clnz_nonzero_options_init(&o);
+        o.width = edges[i];
+        TU_CHECK(ctx, clnz_nonzero(ctx, &t, data, NULL, &o, &res));
+        assert_int_equal(res.count, 1);
+        assert_int_equal(res.shape[1], edges[i]);
+        const int64_t *row = res.indices;
+        assert_int_equal(row[edges[i] - 2], 1); /* element 5 of (3, 4): (1, 1) */
+        assert_int_equal(row[edges[i] - 1], 1);
+        clnz_result_free(&res);
+    }
+}
+
+/* clnz_warmup refuses a bit no name stands for, in any field, naming the
+ * field and the bits, before it builds anything (it dropped them: a
+ * warm-up then covered less than asked, silently). */
+static void test_warmup_and_bundles_refuse_unknown_bits(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    struct {
+        clnz_uses uses;
+        const char *want;
+    } cases[] = {
+        {{.dtypes = 1u << CLNZ_U8, .ops = CLNZ_USE_COUNT | 1u << 30},
+         "uses.ops has unknown bits 0x40000000 (bit 30); the known ones are 0x1ff: "
+         "count,nonzero,batched,select,where,mask,scan,channels,image2d"},
+        {{.dtypes = 1u << CLNZ_DTYPE_COUNT | 1u << 31},
+         "uses.dtypes has unknown bits 0x80001000 (bits 12, 31); the known ones are 0xfff: "
+         "bool,u8,i8,u16,i16,u32,i32,u64,i64,f16,f32,f64"},
+        {{.dtypes = 1u << CLNZ_U8, .predicates = CLNZ_PREDS_NONZERO | 1u << 2},
+         "uses.predicates has unknown bits 0x4 (bit 2); the known ones are 0x3: nonzero,compare"},
+        {{.dtypes = 1u << CLNZ_U8, .strategies = 1u << CLNZ_STRATEGY_COUNT},
+         "uses.strategies has unknown bits 0x20 (bit 5); the known ones are 0x1f: "
+         "auto,single-tile,two-pass,lookback,stream"},
+    };
+    clnz_stats before, after;
+    TU_CHECK(ctx, clnz_context_stats(ctx, &before));
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        int programs = -1;
+        assert_int_equal(clnz_warmup(ctx, &cases[i].uses, &programs),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(programs, 0);
+        assert_string_equal(clnz_context_message(ctx), cases[i].want);
+        /* a bundle of those uses: the same refusal, no bundle */
+        clnz_bundle *b = (clnz_bundle *)&programs;
+        assert_int_equal(clnz_bundle_build(ctx, &cases[i].uses, 0, &b),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_null(b);
+        assert_string_equal(clnz_context_message(ctx), cases[i].want);
+    }
+    TU_CHECK(ctx, clnz_context_stats(ctx, &after));
+    assert_true(after.programs_from_source == before.programs_from_source);
+    assert_true(after.programs_from_cache == before.programs_from_cache);
+    /* every named bit passes, auto's (bit 0 of strategies) included */
+    clnz_uses ok = {.dtypes = 1u << CLNZ_U8, .ops = CLNZ_USE_COUNT, .strategies = 1u};
+    int programs = 0;
+    TU_CHECK(ctx, clnz_warmup(ctx, &ok, &programs));
+    assert_true(programs > 0);
+    assert_int_equal(clnz_warmup(NULL, &ok, &programs), CLNZ_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     tu_seed("test_api");
@@ -379,11 +593,14 @@ int main(void)
         cmocka_unit_test(test_index_overflow_before_any_work),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_device_selection),
+        cmocka_unit_test(test_context_device_info),
         cmocka_unit_test(test_wrapped_context),
         cmocka_unit_test(test_debug_with_pending_user_event),
         cmocka_unit_test(test_build_failure_reports_log),
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
+        cmocka_unit_test(test_invalid_width_names_the_valid_widths),
+        cmocka_unit_test(test_warmup_and_bundles_refuse_unknown_bits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -223,26 +223,43 @@ static void test_image2d_objects(void **state)
     /* RGBA SIGNED_INT16 */
     int16_t *rg = malloc(w * h * 8);
     tu_fill(CLNZ_I16, rg, w * h * 4, 0.3);
+    /* RGBA and R HALF_FLOAT (any bit pattern), with the halves around 0.1
+     * planted in the region: copied as stored and compared as an f16
+     * tensor, by numpy's rules (0.1 rounds to 0x2e66 first) */
+    uint16_t *h16 = malloc(w * h * 8);
+    tu_fill(CLNZ_F16, h16, w * h * 4, 0.4);
+    const uint16_t near_tenth[] = {0x2e65, 0x2e66, 0x2e67, 0xae66};
+    for (size_t i = 0; i < 64; ++i)
+        h16[((origin[1] + i % region[1]) * w + origin[0] + i * 7 % region[0]) * 4 + i % 4] =
+            near_tenth[i % 4];
+    const int n_fmts = 5;
+    const int supported[] = {1, format_supported(CL_R, CL_FLOAT), 1, 1,
+                             format_supported(CL_R, CL_HALF_FLOAT)};
     uint8_t *sel = malloc(region[0] * region[1]);
-    for (int fmt = 0; fmt < 3; ++fmt)
-        for (int rule = 0; rule < 2 && (fmt != 1 || format_supported(CL_R, CL_FLOAT)); ++rule) {
+    for (int fmt = 0; fmt < n_fmts; ++fmt)
+        for (int rule = 0; rule < 2 && supported[fmt]; ++rule) {
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
             o.order = rule ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
             clnz_predicate ge100 = clnz_pred_int(CLNZ_OP_GE, 100);
-            const clnz_predicate *pred = fmt == 0 ? &ge100 : NULL;
+            clnz_predicate ge_tenth = clnz_pred_float(CLNZ_OP_GE, 0.1);
+            const clnz_predicate *pred = fmt == 0 ? &ge100 : fmt == 3 ? &ge_tenth : NULL;
             cl_mem img = fmt == 0   ? make_image(CL_RGBA, CL_UNORM_INT8, w, h, rgba)
                          : fmt == 1 ? make_image(CL_R, CL_FLOAT, w, h, r32)
-                                    : make_image(CL_RGBA, CL_SIGNED_INT16, w, h, rg);
+                         : fmt == 2 ? make_image(CL_RGBA, CL_SIGNED_INT16, w, h, rg)
+                         : fmt == 3 ? make_image(CL_RGBA, CL_HALF_FLOAT, w, h, h16)
+                                    : make_image(CL_R, CL_HALF_FLOAT, w, h, h16);
             clnz_predicate nonzero = clnz_pred_nonzero();
             for (size_t y = 0; y < region[1]; ++y)
                 for (size_t x = 0; x < region[0]; ++x) {
                     size_t px = (origin[1] + y) * w + origin[0] + x;
-                    int any = 0, all = 1, n = fmt == 1 ? 1 : 4;
+                    int any = 0, all = 1, n = fmt == 1 || fmt == 4 ? 1 : 4;
                     for (int k = 0; k < n; ++k) {
                         int s = fmt == 0   ? rgba[px * 4 + k] >= 100
                                 : fmt == 1 ? tu_ref_selected(CLNZ_F32, r32 + px, &nonzero)
-                                           : rg[px * 4 + k] != 0;
+                                : fmt == 2 ? rg[px * 4 + k] != 0
+                                : fmt == 3 ? tu_ref_selected(CLNZ_F16, h16 + px * 4 + k, pred)
+                                           : tu_ref_selected(CLNZ_F16, h16 + px, &nonzero);
                         any |= s, all &= s;
                     }
                     sel[y * region[0] + x] = (uint8_t)(rule ? all : any);
@@ -301,6 +318,7 @@ static void test_image2d_objects(void **state)
     free(rgba);
     free(r32);
     free(rg);
+    free(h16);
 }
 
 int main(void)

@@ -255,9 +255,62 @@ static void check_channels(clnz_context *ctx, const array2 *a, const clnz_predic
     clnz_result_free(&r);
 }
 
+/* An RGBA image of every channel type clnz reads (OpenCL 1.2 requires them
+ * all), each channel 0 or 2 as that type stores it: both predicates of
+ * run_calls select the 2s, so the pixels with one are the answer. */
+static void check_image2d(clnz_context *ctx, const clnz_predicate *p)
+{
+    cl_bool support = CL_FALSE;
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_IMAGE_SUPPORT, sizeof support, &support,
+                    NULL);
+    if (!support)
+        return;
+    static const struct {
+        cl_channel_type type;
+        size_t size;
+        uint32_t two; /* 2 as stored, little-endian */
+    } types[] = {{CL_UNSIGNED_INT8, 1, 2},  {CL_UNSIGNED_INT16, 2, 2},   {CL_UNSIGNED_INT32, 4, 2},
+                 {CL_SIGNED_INT8, 1, 2},    {CL_SIGNED_INT16, 2, 2},     {CL_SIGNED_INT32, 4, 2},
+                 {CL_UNORM_INT8, 1, 2},     {CL_UNORM_INT16, 2, 2},      {CL_HALF_FLOAT, 2, 0x4000},
+                 {CL_FLOAT, 4, 0x40000000}};
+    enum { W = 9, H = 5 };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
+        unsigned char px[W * H * 4 * 4] = {0};
+        int want[W * H] = {0};
+        for (int i = 0; i < W * H * 4; ++i)
+            if (tu_rand() % 5 == 0) {
+                memcpy(px + (size_t)i * types[t].size, &types[t].two, types[t].size);
+                want[i / 4] = 1;
+            }
+        cl_image_format fmt = {CL_RGBA, types[t].type};
+        cl_image_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = W, desc.image_height = H;
+        cl_int e;
+        cl_mem img = clCreateImage(clnz_context_cl_context(ctx),
+                                   CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc, px, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        clnz_result r;
+        TU_CHECK(ctx, clnz_image2d_nonzero(ctx, img, NULL, NULL, p, CLNZ_CHANNELS_ANY, NULL, &r));
+        const int64_t *got = r.indices;
+        int64_t z = 0;
+        for (int i = 0; i < W * H; ++i)
+            if (want[i]) {
+                assert_true(z < r.count);
+                assert_int_equal(got[2 * z], i / W);
+                assert_int_equal(got[2 * z + 1], i % W);
+                ++z;
+            }
+        assert_int_equal(r.count, z);
+        clnz_result_free(&r);
+        clReleaseMemObject(img);
+    }
+}
+
 /* Every call of every op the uses name (the quick tier's: count, nonzero,
- * batched, select, where; the long tier adds mask, scan, channels) for
- * each dtype and predicate, on an input of one tile and of many. */
+ * batched, select, where; the long tier adds mask, scan, channels, image2d)
+ * for each dtype and predicate, on an input of one tile and of many. */
 static void run_calls(clnz_context *ctx, const clnz_dtype *dts, int n_dts, int all_ops)
 {
     clnz_predicate preds[2] = {clnz_pred_nonzero(), clnz_pred_int(CLNZ_OP_GT, 1)};
@@ -284,12 +337,15 @@ static void run_calls(clnz_context *ctx, const clnz_dtype *dts, int n_dts, int a
             }
         }
     }
+    for (int p = 0; p < 2 && all_ops; ++p) /* image2d: the image's type, not the dtypes */
+        check_image2d(ctx, &preds[p]);
 }
 
 static const clnz_dtype quick_dtypes[] = {CLNZ_U8, CLNZ_F32};
 static const char *const quick_ops = "count,nonzero,batched,select,where";
 static const clnz_dtype full_dtypes[] = {CLNZ_BOOL, CLNZ_I16, CLNZ_F64};
-static const char *const full_ops = "count,nonzero,batched,select,where,mask,scan,channels";
+static const char *const full_ops =
+    "count,nonzero,batched,select,where,mask,scan,channels,image2d";
 
 /* ---- the enumeration against the calls ---- */
 

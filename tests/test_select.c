@@ -379,6 +379,30 @@ static void test_where_scalars(void **state)
     ys_.op = clnz_operand_float(0.1);
     float f01 = 0.1f;
     check_where(&c, &x, &ys_, CLNZ_F32, c.rank, c.shape, NULL, (unsigned char *)&f01);
+    /* integers into a float array: rounded to nearest even once, not
+     * refused (2^24 + 1 is 2^24; 2^60 + 2^36 + 1 is past the tie, so it
+     * rounds up, where a detour through double would tie to 2^60) */
+    ys_.op = clnz_operand_int((1 << 24) + 1);
+    float f24 = 16777216.0f;
+    check_where(&c, &x, &ys_, CLNZ_F32, c.rank, c.shape, NULL, (unsigned char *)&f24);
+    ys_.op = clnz_operand_int(((int64_t)1 << 60) + ((int64_t)1 << 36) + 1);
+    float f60 = ldexpf(1.0f, 60) + ldexpf(1.0f, 37);
+    check_where(&c, &x, &ys_, CLNZ_F32, c.rank, c.shape, NULL, (unsigned char *)&f60);
+    ys_.op = clnz_operand_uint(UINT64_MAX);
+    float f64max = ldexpf(1.0f, 64);
+    check_where(&c, &x, &ys_, CLNZ_F32, c.rank, c.shape, NULL, (unsigned char *)&f64max);
+    free_operand(&x);
+    make_operand(&x, CLNZ_F16, 0, NULL, 0.9); /* 65519 is f16's largest; 65520 and up inf */
+    const struct {
+        int64_t v;
+        uint16_t bits;
+    } halves[] = {{65519, 0x7bff}, {65520, 0x7c00}, {70000, 0x7c00}, {-70000, 0xfc00},
+                  {2049, 0x6800}, {2051, 0x6802}};
+    for (size_t i = 0; i < sizeof halves / sizeof halves[0]; ++i) {
+        ys_.op = clnz_operand_int(halves[i].v);
+        check_where(&c, &x, &ys_, CLNZ_F16, c.rank, c.shape, NULL,
+                    (const unsigned char *)&halves[i].bits);
+    }
     free_operand(&x);
     free_operand(&c);
 }

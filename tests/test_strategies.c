@@ -122,7 +122,7 @@ static void expect_nonzero(clnz_context *ctx, const input *in, const clnz_predic
     clnz_result_free(&r);
 
     /* device-resident, one entry short of the count: nothing past it */
-    size_t es = clnz_dtype_size(in->dt), ib = o->index_type == CLNZ_INDEX_INT64 ? 8 : 4;
+    size_t ib = o->index_type == CLNZ_INDEX_INT64 ? 8 : 4;
     uint64_t cap = z > 0 ? (uint64_t)z - 1 : 0;
     if (o->has_size)
         cap = (uint64_t)o->size;
@@ -526,7 +526,10 @@ static void test_auto_choice(void **state)
 }
 
 /* Names, and the errors of forcing: an unknown strategy (API and
- * CLNZ_STRATEGY) is refused; a strategy that cannot serve says why. */
+ * CLNZ_STRATEGY) is refused; a strategy that cannot serve says why. A name
+ * or value that is no strategy, or a NULL, is a bad argument
+ * (CLNZ_ERROR_INVALID_ARGUMENT), not CLNZ_ERROR_UNSUPPORTED_STRATEGY, which
+ * is for a real strategy that cannot serve a call. */
 static void test_names_and_errors(void **state)
 {
     (void)state;
@@ -537,13 +540,30 @@ static void test_names_and_errors(void **state)
         assert_int_equal(clnz_strategy_parse(names[s], &got), CLNZ_SUCCESS);
         assert_int_equal(got, s);
     }
-    clnz_strategy got;
+    clnz_strategy got = CLNZ_STRATEGY_LOOKBACK;
     assert_null(clnz_strategy_name(CLNZ_STRATEGY_COUNT));
-    assert_int_equal(clnz_strategy_parse("fast", &got), CLNZ_ERROR_UNSUPPORTED_STRATEGY);
-    assert_int_equal(clnz_strategy_parse(NULL, &got), CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    assert_null(clnz_strategy_name((clnz_strategy)-1));
+    assert_int_equal(clnz_strategy_parse("fast", &got), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_strategy_parse("", &got), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_strategy_parse("Lookback", &got), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_strategy_parse(NULL, &got), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_strategy_parse("two-pass", NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(got, CLNZ_STRATEGY_LOOKBACK); /* untouched by a failure */
     clnz_context *ctx = tu_context();
-    assert_int_equal(clnz_context_set_strategy(ctx, (clnz_strategy)42),
-                     CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
+    const int bad[] = {99, 42, CLNZ_STRATEGY_COUNT, -1};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        assert_int_equal(clnz_context_set_strategy(ctx, (clnz_strategy)bad[i]),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "unknown strategy %d (known: 0 auto, 1 single-tile, 2 two-pass, 3 lookback, "
+                 "4 stream)",
+                 bad[i]);
+        assert_string_equal(clnz_context_message(ctx), want);
+        assert_int_equal(clnz_context_strategy(ctx), CLNZ_STRATEGY_TWO_PASS); /* unchanged */
+    }
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
     assert_int_equal(clnz_context_set_strategy(NULL, CLNZ_STRATEGY_AUTO),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     /* CLNZ_STRATEGY: a known name is the context's forced strategy, an

@@ -120,6 +120,20 @@ clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, s
     return chain_took(ch, ev);
 }
 
+clnz_status chain_copy_image(chain *ch, cl_mem image, const size_t *origin, const size_t *region,
+                             cl_mem buf)
+{
+    cl_event wbuf[MAX_WAIT];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, MAX_WAIT, &list);
+    size_t org[3] = {origin[0], origin[1], 0}, reg[3] = {region[0], region[1], 1};
+    cl_event ev = NULL;
+    cl_int e = clEnqueueCopyImageToBuffer(ch->ctx->queue, image, buf, org, reg, 0, n, list, &ev);
+    if (e)
+        return CL_CHECK(ch->ctx, e, "clEnqueueCopyImageToBuffer");
+    return chain_took(ch, ev);
+}
+
 clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
 {
     clnz_context *ctx = ch->ctx;

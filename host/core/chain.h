@@ -18,6 +18,10 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
 /* Writes `count` copies of a value of `size` bytes (4 or 8) from byte_off on. */
 clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,
                        uint64_t count);
+/* Copies a 2-D region of an image (origin and region in pixels) into buf
+ * from its start, as the bytes the image stores. */
+clnz_status chain_copy_image(chain *ch, cl_mem image, const size_t *origin, const size_t *region,
+                             cl_mem buf);
 /* Hands the last event to the caller (or releases it) and remembers it. */
 clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event);
 /* The number of events to wait on for the next command, and where they are. */

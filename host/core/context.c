@@ -267,6 +267,10 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
         msg = scratch_msg;
         msg_size = sizeof scratch_msg;
     }
+    if (fork_guard_tripped()) {
+        snprintf(msg, msg_size, "%s", FORK_MESSAGE);
+        return CLNZ_ERROR_FORKED;
+    }
     cl_platform_id platform;
     cl_device_id device;
     clnz_status st = devices_find(selector, &platform, &device, msg, msg_size);
@@ -298,6 +302,12 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
     if (!out)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     *out = NULL;
+    if (fork_guard_tripped()) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "%s", FORK_MESSAGE);
+        return CLNZ_ERROR_FORKED;
+    }
+    fork_guard_arm(); /* the caller's OpenCL is in use */
     if (!cl_ctx || !queue) {
         if (msg && msg_size)
             snprintf(msg, msg_size, "clnz_context_wrap needs a cl_context and a queue");
@@ -332,7 +342,10 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
 
 void clnz_context_release(clnz_context *c)
 {
-    if (!c)
+    /* In a forked child the context's OpenCL objects are the parent's
+     * driver's: releasing them would wait on threads that are not here.
+     * The child's copy of its memory goes with the child. */
+    if (!c || fork_guard_tripped())
         return;
     program_release_all(c);
     clnz_bundle_release(c->bundle);
@@ -359,6 +372,7 @@ clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
     if (!c || !stats)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     CTX_HOLD(c);
+    ctx_clear_message(ctx_held_); /* as every call: a message left is this call's */
     *stats = c->stats;
     return CLNZ_SUCCESS;
 }

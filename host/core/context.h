@@ -5,6 +5,7 @@
 #define CLNZ_CORE_CONTEXT_H
 
 #include "clnz.h"
+#include "core/fork_guard.h"
 #include "core/predicate.h"
 #include "tune/tune_kernels.h"
 
@@ -127,11 +128,14 @@ void ctx_hold_end(clnz_context **held);
  * early return can leave it held. */
 #define CTX_HOLD(ctx) \
     clnz_context *ctx_held_ __attribute__((cleanup(ctx_hold_end), unused)) = ctx_hold(ctx)
-/* The first line of most public calls: CTX_HOLD, a NULL context refused
- * with CLNZ_ERROR_INVALID_ARGUMENT, the last call's message cleared
+/* The first line of most public calls: CLNZ_ERROR_FORKED in a child forked
+ * after OpenCL was in use (before the lock: a thread of the parent may have
+ * held it), CTX_HOLD, a NULL context refused with CLNZ_ERROR_INVALID_ARGUMENT, the last call's message cleared
  * (core/error.h). A declaration and statements, so a function body's first
  * line only. */
 #define CTX_ENTER(ctx)                                                                         \
+    if (fork_guard_tripped())                                                                  \
+        return CLNZ_ERROR_FORKED;                                                              \
     CTX_HOLD(ctx);                                                                             \
     if (!(ctx))                                                                                \
         return CLNZ_ERROR_INVALID_ARGUMENT;                                                    \

@@ -279,11 +279,31 @@ static void type_name(cl_device_type t, char *out, size_t n)
     snprintf(out, n, "%s", s);
 }
 
-clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
+/* What a listing says of one device, but for its place and default mark. */
+static void describe(cl_platform_id p, cl_device_id d, clnz_device_info *i)
 {
-    if (!count || max < 0 || (max > 0 && !infos))
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    DRIVER_HOLD();
+    memset(i, 0, sizeof *i);
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof i->platform_name - 1, i->platform_name, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof i->device_name - 1, i->device_name, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_VERSION, sizeof i->version - 1, i->version, NULL);
+    cl_device_type t = 0;
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    type_name(t, i->device_type, sizeof i->device_type);
+    cl_ulong v = 0;
+    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof v, &v, NULL);
+    i->global_mem_size = v;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof v, &v, NULL);
+    i->max_alloc_size = v;
+    device_ident id;
+    ident_of_device(d, &id);
+    i->tuning = tune_store_probe(&id);
+}
+
+/* Where a device sits in the listing (P:D) and whether it is the default.
+ * want NULL lists every device into infos; otherwise only want's entry is
+ * filled, and the return says whether it was found. */
+static int walk(cl_device_id want, clnz_device_info *infos, int max, int *count)
+{
     cl_platform_id ps[MAX_PLATFORMS];
     cl_uint np = platforms(ps, NULL);
     int dp = -1, dd = -1, k = 0;
@@ -293,34 +313,51 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
         cl_device_id ds[MAX_DEVICES];
         cl_uint nd = devices_of(ps[p], ds, NULL);
         for (cl_uint d = 0; d < nd; ++d, ++k) {
-            if (k >= max)
+            if (want ? ds[d] != want : k >= max)
                 continue;
-            clnz_device_info *i = &infos[k];
-            memset(i, 0, sizeof *i);
+            clnz_device_info *i = want ? infos : &infos[k];
+            describe(ps[p], ds[d], i);
             i->platform = (int)p;
             i->device = (int)d;
             i->is_default = (int)p == dp && (int)d == dd;
             if (i->is_default)
                 snprintf(i->why_default, sizeof i->why_default, "%s", why);
-            clGetPlatformInfo(ps[p], CL_PLATFORM_NAME, sizeof i->platform_name - 1,
-                              i->platform_name, NULL);
-            clGetDeviceInfo(ds[d], CL_DEVICE_NAME, sizeof i->device_name - 1, i->device_name,
-                            NULL);
-            clGetDeviceInfo(ds[d], CL_DEVICE_VERSION, sizeof i->version - 1, i->version, NULL);
-            cl_device_type t = 0;
-            clGetDeviceInfo(ds[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
-            type_name(t, i->device_type, sizeof i->device_type);
-            cl_ulong v = 0;
-            clGetDeviceInfo(ds[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof v, &v, NULL);
-            i->global_mem_size = v;
-            clGetDeviceInfo(ds[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof v, &v, NULL);
-            i->max_alloc_size = v;
-            device_ident id;
-            ident_of_device(ds[d], &id);
-            i->tuning = tune_store_probe(&id);
+            if (want)
+                return 1;
         }
     }
-    *count = k;
+    if (count)
+        *count = k;
+    return 0;
+}
+
+clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
+{
+    if (!count || max < 0 || (max > 0 && !infos))
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    if (fork_guard_tripped())
+        return CLNZ_ERROR_FORKED;
+    DRIVER_HOLD();
+    walk(NULL, infos, max, count);
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_context_device_info(const clnz_context *ctx, clnz_device_info *info)
+{
+    if (!ctx || !info)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    if (fork_guard_tripped())
+        return CLNZ_ERROR_FORKED;
+    cl_device_id dev = clnz_context_device(ctx);
+    DRIVER_HOLD();
+    if (walk(dev, info, 1, NULL))
+        return CLNZ_SUCCESS;
+    /* Not in the listing (a sub-device, or a wrapped context's device that
+     * enumeration does not return): described, with no place. */
+    cl_platform_id p = NULL;
+    clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof p, &p, NULL);
+    describe(p, dev, info);
+    info->platform = info->device = -1;
     return CLNZ_SUCCESS;
 }
 

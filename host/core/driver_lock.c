@@ -6,12 +6,19 @@
  * lock: they are rare and slow next to the calls that run work, which need
  * only their own context's lock. */
 #include "core/driver_lock.h"
+#include "core/fork_guard.h"
 
 #include <pthread.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-void driver_lock(void) { pthread_mutex_lock(&lock); }
+/* Every first use of OpenCL through clnz passes here: it arms the fork
+ * guard. */
+void driver_lock(void)
+{
+    fork_guard_arm();
+    pthread_mutex_lock(&lock);
+}
 
 void driver_unlock(int *unused)
 {

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* CLNZ_MAX_RANK as text, for a status string */
+#define RANK_TEXT_(n) #n
+#define RANK_TEXT_OF(n) RANK_TEXT_(n)
+#define RANK_TEXT RANK_TEXT_OF(CLNZ_MAX_RANK)
+
 const char *clnz_status_string(clnz_status s)
 {
     switch (s) {
@@ -18,7 +23,8 @@ const char *clnz_status_string(clnz_status s)
         NAME(CLNZ_ERROR_INVALID_ARGUMENT, "invalid argument")
         NAME(CLNZ_ERROR_UNSUPPORTED_DTYPE, "unsupported element type")
         NAME(CLNZ_ERROR_INDEX_OVERFLOW, "an index does not fit the index type")
-        NAME(CLNZ_ERROR_INVALID_WIDTH, "coordinate width below the effective rank")
+        NAME(CLNZ_ERROR_INVALID_WIDTH, "invalid coordinate width (0, or the input's effective "
+                                       "rank up to " RANK_TEXT "; flat: 0)")
         NAME(CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory")
         NAME(CLNZ_ERROR_NO_DEVICE, "no OpenCL device found")
         NAME(CLNZ_ERROR_INVALID_DEVICE, "no such device")
@@ -30,6 +36,7 @@ const char *clnz_status_string(clnz_status s)
         NAME(CLNZ_ERROR_UNSUPPORTED_STRATEGY, "the strategy cannot serve the call")
         NAME(CLNZ_ERROR_PROGRAM_UNAVAILABLE, "a program is in no bundle and cannot be compiled")
         NAME(CLNZ_ERROR_BUNDLE_REFUSED, "the program bundle is malformed or for another device")
+        NAME(CLNZ_ERROR_FORKED, "a child forked after OpenCL was in use: OpenCL calls would hang")
         NAME(CL_PLATFORM_NOT_FOUND_KHR, "no OpenCL platform (the ICD loader loaded none)")
         NAME(CL_DEVICE_NOT_FOUND, "device not found")
         NAME(CL_DEVICE_NOT_AVAILABLE, "device not available")
@@ -182,6 +189,8 @@ const char *clnz_context_message(const clnz_context *cctx)
 {
     if (!cctx)
         return "";
+    if (fork_guard_tripped()) /* every call failed with CLNZ_ERROR_FORKED, before any lock */
+        return FORK_MESSAGE;
     CTX_HOLD(cctx);
     clnz_context *ctx = ctx_held_;
     thread_message *m = thread_slot(ctx, ctx->warning[0] != '\0');

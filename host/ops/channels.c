@@ -131,6 +131,20 @@ static clnz_status channel_mask_enqueue(clnz_context *ctx, channel_plan *c, cl_m
     return st;
 }
 
+clnz_status channels_mask_enqueue(clnz_context *ctx, const clnz_tensor *t, cl_mem buf,
+                                  const clnz_predicate *pred, clnz_channel_rule rule,
+                                  cl_mem mask_buf, cl_uint n_wait, const cl_event *wait,
+                                  cl_event *done)
+{
+    tensor_info ti;
+    channel_plan c;
+    *done = NULL;
+    clnz_status st = tensor_check(ctx, t, &ti);
+    if (!st)
+        st = channel_plan_make(ctx, &ti, pred, NULL, rule, &c);
+    return st ? st : channel_mask_enqueue(ctx, &c, buf, 0, rule, mask_buf, n_wait, wait, done);
+}
+
 clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
 {
     if (pixels > ctx->max_alloc)

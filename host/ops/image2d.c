@@ -1,7 +1,13 @@
 /* image2d.c: nonzero over a region of an OpenCL image object (image2d_t):
  * a first pass writes one byte per pixel from the channels the image's
  * format holds (kernels/image.cl's image_mask), then nonzero runs on the
- * bytes. Only devices with image support build image.cl. */
+ * bytes. Only devices with image support build image.cl.
+ *
+ * HALF_FLOAT images are not read through read_imagef: PoCL 3.1 returns
+ * garbage for one-channel ones (R HALF_FLOAT reads 234.0 whatever is
+ * stored). Their region is copied to a buffer as the halves it stores, and
+ * mask.cl's channel_mask tests those as an f16 tensor (as
+ * clnz_nonzero_channels would). */
 #include "ops/ops.h"
 #include "core/predicate.h"
 #include "core/program.h"
@@ -30,22 +36,29 @@ static clnz_status mask_to_result(clnz_context *ctx, const clnz_tensor *mask_t, 
  * for the plan of a call and for image_programs. */
 typedef struct {
     cl_channel_type type;
-    int read;         /* 0 read_imageui, 1 read_imagei, 2 read_imagef */
-    clnz_dtype dtype; /* what the kernel tests: u32, i32 or f32 */
+    int read;         /* READ_COPY, or image.cl's IMAGE_READ: 0 read_imageui, 1 read_imagei,
+                         2 read_imagef */
+    clnz_dtype dtype; /* what the kernel tests: u32, i32, f32, or f16 (copied) */
     int unorm_scale;  /* UNORM types: the largest stored integer */
 } image_read;
+
+enum { READ_COPY = -1 }; /* copied as stored, tested by channel_mask */
 
 static const image_read reads[] = {
     {CL_UNSIGNED_INT8, 0, CLNZ_U32, 0}, {CL_UNSIGNED_INT16, 0, CLNZ_U32, 0},
     {CL_UNSIGNED_INT32, 0, CLNZ_U32, 0}, {CL_SIGNED_INT8, 1, CLNZ_I32, 0},
     {CL_SIGNED_INT16, 1, CLNZ_I32, 0},   {CL_SIGNED_INT32, 1, CLNZ_I32, 0},
     {CL_UNORM_INT8, 2, CLNZ_U32, 255},   {CL_UNORM_INT16, 2, CLNZ_U32, 65535},
-    {CL_HALF_FLOAT, 2, CLNZ_F32, 0},     {CL_FLOAT, 2, CLNZ_F32, 0},
+    {CL_HALF_FLOAT, READ_COPY, CLNZ_F16, 0},     {CL_FLOAT, 2, CLNZ_F32, 0},
 };
 enum { N_READS = sizeof reads / sizeof reads[0] };
 
 static void image_program(const image_read *r, int pred_nonzero, program_ref *p)
 {
+    if (r->read == READ_COPY) {
+        mask_program(r->dtype, pred_nonzero, p);
+        return;
+    }
     program_element(p, "image", r->dtype, pred_nonzero);
     program_append(p, " -DIMAGE_READ=%d -DUNORM_SCALE=%d", r->read, r->unorm_scale);
 }
@@ -123,11 +136,48 @@ static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t
     return CLNZ_SUCCESS;
 }
 
+/* A copied type's mask: the region's channels into a buffer, C order
+ * (height, width, channels), then channel_mask on it. */
+static clnz_status copied_mask_enqueue(clnz_context *ctx, const image_plan *p, cl_mem image,
+                                       const clnz_predicate *pred, clnz_channel_rule rule,
+                                       cl_mem mask, cl_uint n_wait, const cl_event *wait,
+                                       cl_event *done)
+{
+    int64_t shape[3] = {(int64_t)p->region[1], (int64_t)p->region[0], p->channels};
+    clnz_tensor t = {p->read->dtype, 3, shape, NULL};
+    uint64_t bytes = (uint64_t)shape[0] * (uint64_t)shape[1] * (uint64_t)p->channels *
+                     clnz_dtype_size(p->read->dtype);
+    *done = NULL;
+    if (!bytes) /* no pixels: the mask pass has nothing to do either */
+        return channels_mask_enqueue(ctx, &t, NULL, pred, rule, mask, n_wait, wait, done);
+    if (bytes > ctx->max_alloc)
+        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                        "the region's copy (%llu bytes) exceeds the device's largest allocation",
+                        (unsigned long long)bytes);
+    cl_int e = CL_SUCCESS;
+    cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &e);
+    if (e)
+        return CL_CHECK(ctx, e, "clCreateBuffer(image copy)");
+    chain ch;
+    cl_event copied = NULL;
+    chain_begin(&ch, ctx, n_wait, wait);
+    clnz_status st = chain_end(&ch, chain_copy_image(&ch, image, p->origin, p->region, buf),
+                               &copied);
+    if (!st)
+        st = channels_mask_enqueue(ctx, &t, buf, pred, rule, mask, 1, &copied, done);
+    if (copied)
+        clReleaseEvent(copied);
+    clReleaseMemObject(buf); /* OpenCL keeps it until the mask pass is done */
+    return st;
+}
+
 static clnz_status image_mask_enqueue(clnz_context *ctx, const image_plan *p, cl_mem image,
                                       const clnz_predicate *pred, clnz_channel_rule rule,
                                       cl_mem mask, cl_uint n_wait, const cl_event *wait,
                                       cl_event *done)
 {
+    if (p->read->read == READ_COPY)
+        return copied_mask_enqueue(ctx, p, image, pred, rule, mask, n_wait, wait, done);
     pred_keys keys;
     clnz_status st = pred_to_keys(ctx, p->read->dtype, pred, &keys);
     if (st)

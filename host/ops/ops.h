@@ -131,6 +131,12 @@ clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void 
 clnz_status channels_mask_direct(clnz_context *ctx, const tensor_info *t, const void *data,
                                  const clnz_predicate *pred, clnz_channel_rule rule,
                                  unsigned char *dst);
+/* The same pixel mask of a C-order tensor in a device buffer, into
+ * mask_buf after the events (image2d.c's copied images). */
+clnz_status channels_mask_enqueue(clnz_context *ctx, const clnz_tensor *t, cl_mem buf,
+                                  const clnz_predicate *pred, clnz_channel_rule rule,
+                                  cl_mem mask_buf, cl_uint n_wait, const cl_event *wait,
+                                  cl_event *done);
 /* A byte per pixel on the device (at least one byte: OpenCL has no empty
  * buffers), and the pixel bytes brought home after `done` (channels.c). */
 clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf);

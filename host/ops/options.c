@@ -56,23 +56,28 @@ clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
     if ((unsigned)o->index_type > CLNZ_INDEX_UINT32)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown index type %d",
                         (int)o->index_type);
-    if (o->width < 0 || o->width > CLNZ_MAX_RANK)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH, "width %d is outside 0..%d", o->width,
-                        CLNZ_MAX_RANK);
     if (o->width && o->layout == CLNZ_LAYOUT_FLAT) /* as order xy: never ignored silently */
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
                         "width %d counts coordinates per entry: it needs the rows or columns "
-                        "layout (flat has one index per entry)",
+                        "layout (flat has one index per entry: width 0)",
                         o->width);
     int effective = t->rank;
     for (int d = 0; d < t->rank && t->shape[d] == 1; ++d)
         --effective;
+    /* Each message says which widths this input takes: a width out of any
+     * range (-3, 33) is not about the input's rank at all. */
+    int lowest = effective > 1 ? effective : 1;
+    if (o->width < 0 || o->width > CLNZ_MAX_RANK)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
+                        "width %d is not a coordinate width: the widths are 0 (the input's "
+                        "rank, %d) or %d..%d coordinates per entry",
+                        o->width, t->rank, lowest, CLNZ_MAX_RANK);
     *width = clnz_nonzero_width(o, t->rank);
     if (o->layout != CLNZ_LAYOUT_FLAT && *width < effective)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
                         "width %d is below the effective rank %d of the input (rank %d without "
-                        "its leading size-1 dimensions)",
-                        *width, effective, t->rank);
+                        "its leading size-1 dimensions): the widths are 0 (the rank) or %d..%d",
+                        *width, effective, t->rank, lowest, CLNZ_MAX_RANK);
     static const char *const names[] = {"int64", "int32", "uint32"};
     uint64_t max = o->index_type == CLNZ_INDEX_INT64   ? INT64_MAX
                    : o->index_type == CLNZ_INDEX_INT32 ? INT32_MAX

@@ -76,8 +76,9 @@ static clnz_status broadcast(clnz_context *ctx, int *rank, int64_t *shape, const
     return CLNZ_SUCCESS;
 }
 
-/* A scalar as the bits of one `dtype` element, or an error if that dtype
- * cannot hold it exactly (floats round, as numpy rounds a Python float). */
+/* A scalar as the bits of one `dtype` element: a float dtype takes any
+ * number, rounded to nearest once (as numpy casts an int64 or a Python
+ * float); an integer dtype only one it holds exactly. */
 static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dtype dtype,
                                const char *name, uint64_t *bits)
 {
@@ -88,7 +89,11 @@ static clnz_status scalar_bits(clnz_context *ctx, const clnz_operand *o, clnz_dt
         if (dtype == CLNZ_F16) {
             *bits = clnz_double_to_half(f);
         } else if (dtype == CLNZ_F32) {
-            float g = (float)f;
+            /* an integer straight to float: through double it could round
+             * twice (2^60 + 2^36 + 1 would give 2^60, not 2^60 + 2^37) */
+            float g = o->value.kind == CLNZ_VALUE_FLOAT ? (float)f
+                      : o->value.kind == CLNZ_VALUE_UINT ? (float)o->value.u
+                                                   : (float)o->value.i;
             uint32_t b;
             memcpy(&b, &g, sizeof b);
             *bits = b;

@@ -35,22 +35,33 @@ const char *clnz_strategy_name(clnz_strategy s)
     return (unsigned)s < CLNZ_STRATEGY_COUNT ? names[s] : NULL;
 }
 
+/* A name or value that is no strategy is a bad argument, as a bad enum is
+ * anywhere else: CLNZ_ERROR_UNSUPPORTED_STRATEGY says a real strategy
+ * cannot serve a call, which would send a caller looking at the device. */
 clnz_status clnz_strategy_parse(const char *name, clnz_strategy *out)
 {
-    for (int s = 0; name && out && s < CLNZ_STRATEGY_COUNT; ++s) {
+    if (!name || !out)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    for (int s = 0; s < CLNZ_STRATEGY_COUNT; ++s) {
         if (strcmp(name, names[s]) == 0) {
             *out = (clnz_strategy)s;
             return CLNZ_SUCCESS;
         }
     }
-    return CLNZ_ERROR_UNSUPPORTED_STRATEGY;
+    return CLNZ_ERROR_INVALID_ARGUMENT;
 }
 
 clnz_status clnz_context_set_strategy(clnz_context *ctx, clnz_strategy s)
 {
     CTX_ENTER(ctx);
-    if ((unsigned)s >= CLNZ_STRATEGY_COUNT)
-        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_STRATEGY, "unknown strategy %d", (int)s);
+    if ((unsigned)s >= CLNZ_STRATEGY_COUNT) {
+        char known[120] = "";
+        for (int i = 0, len = 0; i < CLNZ_STRATEGY_COUNT; ++i)
+            len += snprintf(known + len, sizeof known - (size_t)len, "%s%d %s", i ? ", " : "", i,
+                            names[i]);
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown strategy %d (known: %s)", (int)s,
+                        known);
+    }
     ctx->forced_strategy = s;
     return CLNZ_SUCCESS;
 }

@@ -63,6 +63,8 @@ static clnz_status program_file(clnz_context *ctx, const program_ref *p, int sou
 clnz_status clnz_bundle_build(clnz_context *ctx, const clnz_uses *uses, unsigned flags,
                               clnz_bundle **out)
 {
+    if (fork_guard_tripped())
+        return CLNZ_ERROR_FORKED;
     CTX_HOLD(ctx);
     if (!ctx || !out)
         return CLNZ_ERROR_INVALID_ARGUMENT;
@@ -72,7 +74,9 @@ clnz_status clnz_bundle_build(clnz_context *ctx, const clnz_uses *uses, unsigned
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown bundle flags 0x%x", flags);
     program_set set = {0};
     manifest m;
-    clnz_status st = header(ctx, uses, &m);
+    clnz_status st = uses_check(ctx, uses);
+    if (!st)
+        st = header(ctx, uses, &m);
     if (!st)
         st = variants_of(ctx, uses, &set, NULL);
     if (!st && set.n > MANIFEST_MAX_PROGRAMS)

@@ -2,6 +2,7 @@
  * command line, the Python module and bundle manifests all read, and the
  * defaults of a field left 0. */
 #include "uses/uses.h"
+#include "core/error.h"
 #include "strategy/strategy.h"
 
 #include <stdio.h>
@@ -142,4 +143,31 @@ clnz_uses uses_resolve(const clnz_context *ctx, const clnz_uses *u)
     }
     r.strategies &= all_bits(AXIS_STRATEGIES);
     return r;
+}
+
+/* A bit that names nothing is refused, never dropped: a caller who set one
+ * (a stray flag, a bit from a newer header) would otherwise get a warm-up
+ * that covers less than it asked for, and learn it from a compile later. */
+clnz_status uses_check(clnz_context *ctx, const clnz_uses *u)
+{
+    clnz_uses c = u ? *u : (clnz_uses){0};
+    for (int a = 0; a < AXIS_COUNT; ++a) {
+        uint32_t known = 0, unknown;
+        for (int i = 0; i < 32; ++i)
+            if (uses_bit_name((uses_axis)a, i))
+                known |= 1u << i;
+        unknown = *uses_field(&c, (uses_axis)a) & ~known;
+        if (!unknown)
+            continue;
+        char bits[160] = "", names[300];
+        for (int i = 0, len = 0; i < 32 && len < (int)sizeof bits; ++i)
+            if (unknown & (1u << i))
+                len += snprintf(bits + len, sizeof bits - (size_t)len, "%s%d", len ? ", " : "", i);
+        uses_format(known, (uses_axis)a, names, sizeof names);
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "uses.%s has unknown bits 0x%x (bit%s %s); the known ones are 0x%x: %s",
+                        uses_axis_names[a], unknown, __builtin_popcount(unknown) > 1 ? "s" : "",
+                        bits, known, names);
+    }
+    return CLNZ_SUCCESS;
 }

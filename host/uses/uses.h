@@ -25,6 +25,9 @@ void uses_format(uint32_t bits, uses_axis axis, char *buf, size_t n);
 /* The uses with every default filled in, the strategies as the ones this
  * context may run. */
 clnz_uses uses_resolve(const clnz_context *ctx, const clnz_uses *u);
+/* CLNZ_ERROR_INVALID_ARGUMENT, naming them, if u (NULL: none) sets a bit
+ * that names nothing (clnz_warmup and clnz_bundle_build). */
+clnz_status uses_check(clnz_context *ctx, const clnz_uses *u);
 
 /* ---- the enumeration (variants.c) ---- */
 /* One point of a use: an operation (one CLNZ_USE_* bit) on one dtype with

@@ -10,8 +10,11 @@ clnz_status clnz_warmup(clnz_context *ctx, const clnz_uses *uses, int *programs)
     CTX_ENTER(ctx);
     if (programs)
         *programs = 0;
+    clnz_status st = uses_check(ctx, uses);
+    if (st)
+        return st;
     program_set set = {0};
-    clnz_status st = variants_of(ctx, uses, &set, NULL);
+    st = variants_of(ctx, uses, &set, NULL);
     for (int i = 0; i < set.n && !st; ++i) {
         st = program_warm(ctx, &set.refs[i]);
         if (!st && programs)

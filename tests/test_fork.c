@@ -1,0 +1,131 @@
+/* test_fork.c: clnz in a child of fork(). OpenCL drivers keep threads that
+ * fork() leaves behind; on PoCL 3.1 a child's first call that waits on the
+ * driver never returns, on a context from before the fork or a new one.
+ * A child forked before any OpenCL use works normally; one forked after
+ * gets CLNZ_ERROR_FORKED at once from every call that would reach the
+ * driver, with the reason, and a release that does nothing (no hang).
+ *
+ * The tests run in order in one process: the first forks before the
+ * process touches OpenCL. A child reports through its exit status; an
+ * alarm turns a hang into a failure. */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { N = 5000, HANG_S = 60 };
+
+static uint8_t data[N];
+static int64_t shape[1] = {N};
+static const clnz_tensor tensor = {CLNZ_U8, 1, shape, NULL};
+
+static int64_t reference_count(void)
+{
+    int64_t z = 0;
+    for (int i = 0; i < N; ++i)
+        z += data[i] != 0;
+    return z;
+}
+
+/* Runs child() in a forked child, with an alarm; its exit status is what
+ * child() returns (0: all well), a signal a failure (the alarm: a hang). */
+static void in_child(int (*child)(void))
+{
+    fflush(NULL);
+    pid_t p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        alarm(HANG_S);
+        _exit(child());
+    }
+    int ws = 0;
+    assert_int_equal(waitpid(p, &ws, 0), p);
+    if (WIFSIGNALED(ws))
+        fail_msg("the child died of signal %d%s", WTERMSIG(ws),
+                 WTERMSIG(ws) == SIGALRM ? " (a hang: the alarm fired)" : "");
+    if (WEXITSTATUS(ws))
+        fail_msg("the child failed check %d", WEXITSTATUS(ws));
+}
+
+/* Before any OpenCL use: the child makes its own context and counts. */
+static int child_before_use(void)
+{
+    clnz_context *c = NULL;
+    char msg[256];
+    if (clnz_context_create(NULL, &c, msg, sizeof msg) != CLNZ_SUCCESS)
+        return 1;
+    int64_t z = -1;
+    if (clnz_count(c, &tensor, data, NULL, &z) != CLNZ_SUCCESS)
+        return 2;
+    if (z != reference_count())
+        return 3;
+    clnz_context_release(c);
+    return 0;
+}
+
+static void test_fork_before_opencl(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N; ++i)
+        data[i] = (uint8_t)(tu_rand() % 3 == 0 ? 0 : tu_rand());
+    in_child(child_before_use);
+}
+
+static clnz_context *parent_ctx;
+
+static int child_after_use(void)
+{
+    const char *why = "forked after OpenCL was in use";
+    int64_t z = -1;
+    /* the parent's context: refused at once, with the reason */
+    if (clnz_count(parent_ctx, &tensor, data, NULL, &z) != CLNZ_ERROR_FORKED || z != -1)
+        return 1;
+    if (!strstr(clnz_context_message(parent_ctx), why))
+        return 2;
+    clnz_result res;
+    if (clnz_nonzero(parent_ctx, &tensor, data, NULL, NULL, &res) != CLNZ_ERROR_FORKED)
+        return 3;
+    /* a new context, the device listing: refused too */
+    clnz_context *c = NULL;
+    char msg[400] = "";
+    if (clnz_context_create(NULL, &c, msg, sizeof msg) != CLNZ_ERROR_FORKED || c || !strstr(msg, why))
+        return 4;
+    int n = -1;
+    if (clnz_list_devices(NULL, 0, &n) != CLNZ_ERROR_FORKED)
+        return 5;
+    if (strncmp(clnz_status_string(CLNZ_ERROR_FORKED), "CLNZ_ERROR_FORKED", 17))
+        return 6;
+    /* results of the parent's still free, and the release returns */
+    clnz_context_release(parent_ctx);
+    return 0;
+}
+
+static void test_fork_after_opencl(void **state)
+{
+    (void)state;
+    parent_ctx = tu_context();
+    int64_t z = -1;
+    TU_CHECK(parent_ctx, clnz_count(parent_ctx, &tensor, data, NULL, &z));
+    assert_int_equal(z, reference_count());
+    in_child(child_after_use);
+    /* the parent goes on as before */
+    z = -1;
+    TU_CHECK(parent_ctx, clnz_count(parent_ctx, &tensor, data, NULL, &z));
+    assert_int_equal(z, reference_count());
+}
+
+int main(void)
+{
+    tu_seed("test_fork");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fork_before_opencl), /* first: nothing has touched OpenCL */
+        cmocka_unit_test(test_fork_after_opencl),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
