@@ -418,6 +418,21 @@ def test_contexts_and_devices():
         assert ctx.device.selector == devs[0].selector
         a = np.arange(-5, 6)
         assert np.array_equal(clnz.argwhere(a, context=ctx), np.argwhere(a))
+    # a kind, a part of a name and the default name their device too (it
+    # was None for any selector but "P:D")
+    default = next(d for d in devs if d.is_default)
+    for sel, want in [(None, default), (default.type.lower(), None),
+                      (default.name[:4].swapcase(), None)]:
+        with clnz.Context(sel) as c:
+            got = c.device
+            assert got is not None and got.selector in [d.selector for d in devs]
+            if want is not None:
+                assert got.selector == want.selector and got.is_default
+            if sel == default.type.lower():
+                assert got.type == default.type
+            if sel == default.name[:4].swapcase():
+                assert sel.lower() in (got.name + got.platform_name).lower()
+            assert got.selector in repr(c)
     with pytest.raises(ValueError, match="closed"):
         clnz.count_nonzero(a, context=ctx)
     with pytest.raises(clnz.Error) as e:
@@ -432,6 +447,49 @@ def test_contexts_and_devices():
     assert clnz.library_version() == clnz.__version__
     if "CLNZ_LIBRARY" in os.environ:
         assert clnz.library_path() == os.environ["CLNZ_LIBRARY"]
+
+
+def test_stats_after_a_failed_call_warns_nothing():
+    # clnz_context_stats clears the last call's message as every call does:
+    # the failure before it was read as a fresh warning (LibraryWarning)
+    with clnz.Context() as ctx:
+        with pytest.raises(clnz.Error, match="width"):
+            clnz.argwhere(np.ones((3, 4), np.uint8), width=1, context=ctx)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert clnz.stats(ctx)["programs_from_source"] >= 0
+
+
+def test_a_forked_child_gets_an_error_not_a_hang():
+    # OpenCL is in use here: a child of fork() (multiprocessing's default on
+    # Linux before Python 3.14) would hang in the driver; it gets
+    # CLNZ_ERROR_FORKED at once, and its exit (finalizers) returns
+    a = np.arange(10) % 3
+    assert clnz.count_nonzero(a) == np.count_nonzero(a)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report through the pipe, never return into pytest
+        os.close(r)
+        import signal
+        signal.alarm(30)
+        out = []
+        for call in (lambda: clnz.count_nonzero(a), clnz.devices, lambda: clnz.Context("0:0")):
+            try:
+                call()
+                out.append("no error")
+            except clnz.Error as e:
+                out.append(e.name + (" why" if "forked after OpenCL" in str(e) else ""))
+        clnz.default_context().close()  # a release that must not wait on the driver
+        os.write(w, "|".join(out).encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        said = f.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert said.split("|") == ["CLNZ_ERROR_FORKED why", "CLNZ_ERROR_FORKED",
+                               "CLNZ_ERROR_FORKED why"]
+    assert clnz.count_nonzero(a) == np.count_nonzero(a)  # the parent goes on
 
 
 def test_threads_share_the_default_context(rng):
@@ -458,6 +516,175 @@ def test_library_not_found_is_a_clear_import_error(tmp_path):
                        text=True)
     assert p.returncode != 0
     assert "ImportError: clnz: cannot load libclnz" in p.stderr and "CLNZ_LIBRARY" in p.stderr
+
+
+# ---- odd input: what a hostile user tried ------------------------------------------
+# Each argument value the README documents has its exception type and a "clnz:"
+# message; an input clnz cannot answer the way numpy does is refused, never
+# answered wrong.
+def test_bad_option_values_are_value_errors_with_clnz_messages(rng):
+    a = sparse(rng, (6, 7), "int16")
+    for index in ("foo", None, np.float32, ">i4", [1], ""):  # '>i4': results are native
+        with pytest.raises(ValueError, match="^clnz: unknown index type"):
+            clnz.argwhere(a, index=index)
+        with pytest.raises(ValueError, match="^clnz: unknown index type"):
+            clnz.nonzero_batched(a, index=index)
+    got = clnz.argwhere(a, index=np.dtype("=u4"))  # native byte order spelled out is fine
+    assert got.dtype == np.uint32 and np.array_equal(got, np.argwhere(a))
+    for call in (lambda: clnz.nonzero(a, layout=1), lambda: clnz.nonzero(a, order=None),
+                 lambda: clnz.nonzero_channels(a, None), lambda: clnz.argwhere(a, pred="GT"),
+                 lambda: clnz.select(a, pred=("bigger", 0))):
+        with pytest.raises(ValueError, match="^clnz: unknown"):
+            call()
+    for call in (lambda: clnz.argwhere(a, pred=("gt", 1, 2)),  # Predicate's arity, not Python's
+                 lambda: clnz.nonzero(a, as_tuple=1), lambda: clnz.nonzero(a, as_tuple=a[0] > 0),
+                 lambda: clnz.count_nonzero(a, 0, keepdims="no"),
+                 lambda: clnz.nonzero_static(a, None)):  # None was silently no static size
+        with pytest.raises(TypeError, match="^clnz: "):
+            call()
+    with pytest.raises(TypeError):  # numpy refuses that keepdims too
+        np.count_nonzero(a, 0, keepdims="no")
+    got = clnz.count_nonzero(a, 1, keepdims=np.True_)
+    assert np.array_equal(got, np.count_nonzero(a, 1, keepdims=True))
+
+
+def test_context_of_the_wrong_type_is_a_type_error(rng, tmp_path):
+    a = sparse(rng, (5, 4), "float32")
+    calls = [lambda c: clnz.nonzero(a, context=c), lambda c: clnz.argwhere(a, context=c),
+             lambda c: clnz.flatnonzero(a, context=c), lambda c: clnz.count_nonzero(a, context=c),
+             lambda c: clnz.nonzero_static(a, 3, context=c),
+             lambda c: clnz.nonzero_batched(a, context=c),
+             lambda c: clnz.nonzero_channels(a, context=c), lambda c: clnz.select(a, context=c),
+             lambda c: clnz.extract(a, a, context=c), lambda c: clnz.where(a, context=c),
+             lambda c: clnz.where(a, a, 0, context=c),
+             lambda c: clnz.warmup(np.uint8, context=c), lambda c: clnz.stats(c),
+             lambda c: clnz.use_bundle(None, context=c)]
+    for wrong in ("0:0", 0, clnz.default_context, clnz.devices()[0]):
+        for call in calls:
+            with pytest.raises(TypeError, match="^clnz: context must be a clnz.Context"):
+                call(wrong)
+    with pytest.raises(TypeError, match="^clnz: path must be"):
+        clnz.use_bundle(5)
+    with pytest.raises(clnz.Error) as e:  # bytes were the path "b'...'"
+        clnz.use_bundle(os.fsencode(tmp_path / "none"))
+    assert str(tmp_path / "none") in str(e.value) and "b'" not in str(e.value)
+
+
+def test_nonzero_channels_of_a_1d_array_names_the_rank_it_needs(rng):
+    a = sparse(rng, (9,), "uint8")  # one pixel of 9 channels: its pixel array is 0-d
+    with pytest.raises(ValueError, match="^clnz: nonzero_channels' tuple needs an array of at "
+                                         "least 2 dimensions .*not a 1-d one") as e:
+        clnz.nonzero_channels(a)
+    assert "0d arrays is not allowed" not in str(e.value)
+    for rule, reduce in (("any", np.any), ("all", np.all)):
+        pixels = reduce(a != 0, axis=-1)  # 0-d
+        assert np.array_equal(clnz.nonzero_channels(a, rule, as_tuple=False), np.argwhere(pixels))
+        got = clnz.nonzero_channels(a, rule, as_tuple=True)  # torch: a 0-d input counts as 1-d
+        assert [x.tolist() for x in got] == [np.flatnonzero(pixels).tolist()]
+        img = a.reshape(9, 1)  # what the message proposes: 9 pixels of one channel
+        got = clnz.nonzero_channels(img, rule)
+        assert len(got) == 1 and np.array_equal(got[0], np.nonzero(reduce(img != 0, -1))[0])
+    with pytest.raises(clnz.Error, match="channel rule needs rank >= 1"):  # 0-d: no channels
+        clnz.nonzero_channels(np.asarray(a[0]), as_tuple=False)
+
+
+def swapped(a):
+    """a in the other byte order: same values, other bytes."""
+    return a.astype(a.dtype.newbyteorder("S"))
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64"])
+def test_byte_swapped_inputs_match_numpy(rng, dtype):
+    """Values of every call, and the dtype where it flows to the result: numpy
+    keeps a byte-swapped dtype in x[m] and np.extract, and gives native byte
+    order from np.where."""
+    base = sparse(rng, (7, 6, 4), dtype)
+    for a, native in ((swapped(base), base), (swapped(base)[::-1, ::2], base[::-1, ::2])):
+        assert not a.dtype.isnative and np.array_equal(a, native, equal_nan=True)
+        m = swapped(sparse(rng, a.shape, dtype))
+        assert all(np.array_equal(x, y) for x, y in zip(clnz.nonzero(a), np.nonzero(a)))
+        assert np.array_equal(clnz.argwhere(a, pred=("gt", 0)), np.argwhere(a > 0))
+        assert np.array_equal(clnz.flatnonzero(a), np.flatnonzero(a))
+        for axis in (None, 1, (0, 2)):
+            assert np.array_equal(clnz.count_nonzero(a, axis, keepdims=True),
+                                  np.count_nonzero(a, axis, keepdims=True))
+        got, z = clnz.nonzero_static(a, 5)
+        assert z == np.count_nonzero(a) and np.array_equal(got[:z], np.argwhere(a)[:5])
+        coords, offsets = clnz.nonzero_batched(a)
+        for b in range(a.shape[0]):
+            assert np.array_equal(coords[offsets[b]:offsets[b + 1]], np.argwhere(a[b]))
+        assert np.array_equal(clnz.nonzero_channels(a, "all", as_tuple=False),
+                              np.argwhere((a != 0).all(axis=-1)))
+        assert same(clnz.select(a), a[a != 0])
+        assert same(clnz.select(a, m), a[m != 0])
+        with np.errstate(invalid="ignore"):
+            assert same(clnz.select(a, pred=("gt", 0)), a[a > 0])
+        assert same(clnz.extract(m, a), np.extract(m, a))
+        assert same(clnz.extract(m.ravel()[:50], a), np.extract(m.ravel()[:50], a))
+        for x, y in ((a, m), (a, 0), (native, a), (a, 2.5)):
+            assert same(clnz.where(m, x, y), np.where(m, x, y))
+    h = sparse(rng, (40,), "float16")
+    assert same(clnz.select(swapped(h)), swapped(h)[h != 0])
+
+
+def test_masked_arrays_are_refused(rng):
+    """numpy.ma reads masked entries as zero (np.ma.nonzero) or keeps the mask
+    (indexing, np.ma.where); the library would read the data under the mask:
+    every call refuses a masked array wherever it goes, never answering as if
+    there were no mask."""
+    data = sparse(rng, (5, 6), "float32", density=0.8)
+    m = np.ma.array(data, mask=sparse(rng, data.shape, "bool", density=0.5))
+    assert np.count_nonzero(m.data) != np.count_nonzero(m.filled(0))  # the mask matters here
+    calls = [lambda v: clnz.nonzero(v), lambda v: clnz.argwhere(v), lambda v: clnz.flatnonzero(v),
+             lambda v: clnz.count_nonzero(v), lambda v: clnz.count_nonzero(v, axis=0),
+             lambda v: clnz.nonzero_static(v, 3), lambda v: clnz.nonzero_batched(v),
+             lambda v: clnz.nonzero_channels(v), lambda v: clnz.where(v),
+             lambda v: clnz.select(v), lambda v: clnz.select(data, v),
+             lambda v: clnz.select(v, data), lambda v: clnz.extract(v, data),
+             lambda v: clnz.extract(data, v), lambda v: clnz.where(v, data, 0),
+             lambda v: clnz.where(data, v, 0), lambda v: clnz.where(data, 1.0, v),
+             lambda v: clnz.where(data > 0, v[0], np.ma.masked)]
+    for call in calls:
+        with pytest.raises(TypeError, match="^clnz: masked arrays are not supported"):
+            call(m)
+    with pytest.raises(TypeError, match="^clnz: "):
+        clnz.count_nonzero(data, pred=("gt", np.ma.masked))
+    # what the message proposes gives numpy.ma's answer
+    assert all(np.array_equal(x, y) for x, y in zip(clnz.nonzero(m.filled(0)), np.ma.nonzero(m)))
+
+
+def test_other_odd_inputs_answer_as_numpy(rng):
+    a = sparse(rng, (8, 9), "float32")
+    # a 0-d array as a predicate value compares as numpy compares with it
+    for v in (np.array(0.5), np.array(-1, np.int8), np.array(True)):
+        assert np.array_equal(clnz.argwhere(a, pred=("gt", v)), np.argwhere(a > v))
+    with pytest.raises(TypeError, match="^clnz: predicate value"):
+        clnz.argwhere(a, pred=("gt", np.array([0.5])))
+    # where with a str: numpy makes strings, which clnz has not: its TypeError, its words
+    assert np.where(a, "x", 0).dtype.kind == "U"
+    for y in ("x", "f4", np.array(["x"])):
+        with pytest.raises(TypeError, match="^clnz: where's result: unsupported dtype"):
+            clnz.where(a, a, y)
+    # Python lists, numpy's bools and int subclasses as numpy takes them
+    lst = a.tolist()
+    assert np.array_equal(clnz.count_nonzero(lst, axis=0), np.count_nonzero(lst, axis=0))
+    assert np.array_equal(clnz.argwhere([True, False, True]), np.argwhere([True, False, True]))
+    c = a > 0
+    for y in (np.True_, np.False_, True):
+        assert same(clnz.where(c, a, y), np.where(c, a, y))
+        assert same(clnz.where(c, y, np.int8(3)), np.where(c, y, np.int8(3)))
+    assert same(clnz.where(c, np.True_, np.False_), np.where(c, np.True_, np.False_))
+    assert clnz.count_nonzero(a, pred=("ge", np.True_)) == np.count_nonzero(a >= np.True_)
+    # an object array: refused as a dtype, not read as pointers
+    with pytest.raises(TypeError, match="^clnz: .*unsupported dtype object"):
+        clnz.flatnonzero(np.array([1, 0, None], object))
+    # a view whose data is not aligned to its element size
+    raw = np.zeros(4 * 50 + 1, np.uint8)
+    raw[1:] = sparse(rng, (50,), "float32").view(np.uint8)
+    un = np.frombuffer(raw.data, np.float32, offset=1)
+    assert not un.flags.aligned
+    assert np.array_equal(clnz.flatnonzero(un), np.flatnonzero(un))
+    assert same(clnz.select(un), un[un != 0])
 
 
 # ---- device arrays (pyopencl) ---------------------------------------------------
@@ -647,6 +874,20 @@ def test_device_contexts(rng, queue, cl):
     assert [x.shape for x in clnz.nonzero(empty)] == [(0,), (0,)]
 
 
+def test_device_odd_inputs(rng, queue):
+    a = sparse(rng, (4, 6), "float32")
+    d = dev(queue, a)
+    # a byte-swapped 0-d host array next to device arrays goes up in native order
+    y = np.array(-2.5, ">f4")
+    assert same(clnz.where(d, d, y).get(), np.where(a, a, y))
+    with pytest.raises(TypeError, match="^clnz: x: unsupported dtype >f4"):  # pyopencl keeps it
+        clnz.select(dev(queue, swapped(a)))
+    with pytest.raises(TypeError, match="^clnz: masked arrays"):
+        clnz.where(d, d, np.ma.masked)
+    with pytest.raises(TypeError, match="^clnz: context must be a clnz.Context"):
+        clnz.argwhere(d, context=queue)  # a queue is clnz.Context(queue=q)'s argument
+
+
 # ---- warm-up -------------------------------------------------------------------
 def test_library_warning_once_per_context(rng, tmp_path, monkeypatch):
     """A cache folder that cannot be made (under a regular file): the calls
@@ -684,3 +925,19 @@ def test_warmup_leaves_nothing_to_compile(rng, tmp_path, monkeypatch):
             clnz.warmup([np.complex64], context=ctx)
         with pytest.raises(clnz.Error, match="bundle .*none.: No such file or directory"):
             clnz.use_bundle(tmp_path / "none", context=ctx)
+
+
+def test_warmup_empty_lists_are_value_errors():
+    """As clnz_uses_parse (and `clnz warmup --ops ''`) makes them for every
+    axis; dtypes=[] asked the library for its 0, every dtype, while ops=[]
+    was refused. None is the way to ask for the default. Nothing compiles."""
+    before = clnz.stats()
+    for axis in ("dtypes", "ops", "predicates", "strategies"):
+        for empty in ([], (), ""):
+            kw = {"dtypes": [np.uint8], axis: empty}
+            with pytest.raises(ValueError, match=f"^clnz: {axis}: an empty list of {axis}"):
+                clnz.warmup(**kw)
+    for dtypes in ("u8,f32", 5, ["foo"], [None], [np.uint8, np.complex64]):
+        with pytest.raises(TypeError, match="^clnz: .*dtype"):
+            clnz.warmup(dtypes, ops="count")
+    assert clnz.stats() == before

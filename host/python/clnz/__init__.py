@@ -46,9 +46,13 @@ elements, is copied first); results are numpy arrays over the library's own
 memory. pyopencl.array.Array inputs stay on the device: results are
 pyopencl arrays on the same queue (counts too: a 0-d int64 array), chained
 by events; a result whose size is the count reads that count (8 bytes) once.
-Failures raise clnz.Error with the library's message. What the library
-notes on a call that succeeds anyway (a cache folder it cannot write, so
-every process compiles again) is a clnz.LibraryWarning, once per context.
+Failures raise clnz.Error with the library's message; a refused argument
+raises ValueError (an unknown option value: layout, order, index="foo") or
+TypeError (a wrong kind of argument, an unsupported dtype, a numpy masked
+array, whose mask the library cannot see), each with a "clnz:" message.
+What the library notes on a call that succeeds anyway (a cache folder it
+cannot write, so every process compiles again) is a clnz.LibraryWarning,
+once per context.
 
 Each program (a kernel file for one dtype and predicate class) compiles on
 its first call; clnz.warmup(dtypes, ops) builds the ones a service needs at
@@ -93,10 +97,14 @@ def _is_device(a):
 
 def _backend(context, *args):
     """The half that runs a call (_device as soon as one argument is a
-    pyopencl array) and its clnz context."""
+    pyopencl array) and its clnz context. Checks what every call checks: the
+    context's type, and no masked array among the arguments."""
+    ctx = None if context is None else _core.context_arg(context)
+    for a in args:
+        _core.plain_array(a)
     on_device = [a for a in args if _is_device(a)]
     if not on_device:
-        return _host, context or default_context()
+        return _host, ctx or default_context()
     from . import _device
     return _device, _device.context_for(context, on_device)
 
@@ -119,13 +127,13 @@ def _host_int(v):
 
 def _form(as_tuple, layout):
     """numpy's tuple, torch's tuple, or an array in a layout."""
-    if as_tuple not in (None, True, False):
+    if as_tuple is not None and not isinstance(as_tuple, (bool, np.bool_)):
         raise TypeError(f"clnz: as_tuple must be True, False or None, not {as_tuple!r}")
     if layout is not None:
         if as_tuple:
             raise ValueError("clnz: as_tuple=True returns a tuple: it takes no layout")
         return layout
-    return {None: "numpy", True: "torch", False: "rows"}[as_tuple]
+    return "numpy" if as_tuple is None else "torch" if as_tuple else "rows"
 
 
 def _coordinates(a, rule, as_tuple, layout, index, width, order, pred, context):
@@ -133,9 +141,15 @@ def _coordinates(a, rule, as_tuple, layout, index, width, order, pred, context):
     form = _form(as_tuple, layout)
     be, ctx = _backend(context, a)
     p = _core.predicate(pred)
-    if form == "numpy" and np.ndim(a) == (0 if rule is None else 1):
+    if form == "numpy" and rule is None and np.ndim(a) == 0:
         raise ValueError("clnz: calling nonzero on 0d arrays is not allowed (as numpy >= 2.1): "
                          "use clnz.nonzero(np.atleast_1d(a)), or as_tuple=True as torch does")
+    if form == "numpy" and rule is not None and np.ndim(a) == 1:
+        # the pixels are every dimension but the last: none here, and numpy's tuple of a 0-d
+        # pixel array is refused as nonzero's is (the library itself refuses rank 0)
+        raise ValueError("clnz: nonzero_channels' tuple needs an array of at least 2 dimensions "
+                         "(pixels, then channels), not a 1-d one (one pixel, a 0d array): "
+                         "reshape it to (n, 1) for n pixels, or pass as_tuple=True")
     if form in ("numpy", "torch"):
         cols, _ = be.nonzero(ctx, a, p, _core.options("columns", index, width, order), rule)
         return tuple(cols[i] for i in range(cols.shape[0]))
@@ -172,6 +186,8 @@ def nonzero_static(a, size, fill_value=-1, layout="rows", index="int64", width=N
     real and the rest fill_value; returns (entries, z) with the true count z
     (on the device, as a 0-d array, for a pyopencl input: nothing is read)."""
     be, ctx = _backend(context, a)
+    if size is None:  # options() reads None as no static size: not what this call is for
+        raise TypeError("clnz: size must be an integer, not NoneType")
     opts = _core.options(layout, index, width, order, size, fill_value)
     return be.nonzero(ctx, a, _core.predicate(pred), opts)
 
@@ -206,6 +222,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, pred=None, context=None):
     was pred: pass pred= by name."""
     be, ctx = _backend(context, a)
     p = _core.predicate(pred)
+    keepdims = _core.flag(keepdims, "keepdims")
     ndim, shape = np.ndim(a), np.shape(a)
     counted = tuple(range(ndim)) if axis is None else _core.axes(axis, ndim)
     if len(counted) < ndim:
@@ -263,7 +280,13 @@ def _result_dtype(be, x, y):
     def proxy(v):
         return np.empty(1, v.dtype) if _is_device(v) else v if _core.is_scalar(v) else \
             np.asarray(v)
-    dt = np.result_type(proxy(x), proxy(y))
+    px, py = proxy(x), proxy(y)
+    try:
+        dt = np.result_type(px, py)
+    except TypeError:  # numpy finds no common dtype (a str and a number): none clnz has
+        names = [type(v).__name__ if _core.is_scalar(v) else str(v.dtype) for v in (px, py)]
+        raise TypeError(f"clnz: where's result: unsupported dtypes {names[0]} and {names[1]} "
+                        f"(one of {', '.join(d.name for d in _core.DTYPES)})") from None
     _core.dtype_index(dt, "where's result")
     return dt
 

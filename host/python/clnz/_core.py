@@ -4,6 +4,7 @@ contexts, predicates, the checks of every integer argument, nonzero's
 options, and tensor views (shape and strides in elements)."""
 import ctypes
 import operator
+import sys
 import threading
 import warnings
 import weakref
@@ -41,11 +42,16 @@ class LibraryWarning(UserWarning):
 
 
 def dtype_index(dtype, what):
-    """clnz_dtype of a numpy dtype in native byte order; TypeError otherwise."""
-    i = _DTYPE_INDEX.get(np.dtype(dtype)) if np.dtype(dtype).fields is None else None
+    """clnz_dtype of a numpy dtype in native byte order; TypeError otherwise
+    (a name numpy does not know too, with clnz's message, not numpy's)."""
+    try:
+        dt = np.dtype(dtype) if dtype is not None else None  # np.dtype(None) is float64
+    except (TypeError, ValueError):
+        dt = None
+    i = _DTYPE_INDEX.get(dt) if dt is not None and dt.fields is None else None
     if i is None:
-        raise TypeError(f"clnz: {what}: unsupported dtype {dtype} "
-                        f"(one of {', '.join(dt.name for dt in DTYPES)})")
+        raise TypeError(f"clnz: {what}: unsupported dtype {repr(dtype) if dt is None else dt} "
+                        f"(one of {', '.join(d.name for d in DTYPES)})")
     return i
 
 
@@ -88,11 +94,29 @@ def choice(table, value, what):
     return table[value]
 
 
+def flag(v, name):
+    """A yes/no argument the way numpy takes keepdims: an integer (bools
+    are), else TypeError naming it."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    try:
+        return bool(operator.index(v))
+    except TypeError:
+        raise TypeError(f"clnz: {name} must be True or False, not {type(v).__name__}") from None
+
+
 def index_type(index):
-    name = np.dtype(index).name
-    if name not in _lib.INDEX_TYPES:
-        raise ValueError(f"clnz: index type {name} (one of {', '.join(_lib.INDEX_TYPES)})")
-    return _lib.INDEX_TYPES[name]
+    """The library's index type of `index`: one of its names or numpy dtypes
+    (int64, int32, uint32, native byte order: the results are). Anything else,
+    a name numpy does not know included, is a ValueError as for every option."""
+    try:
+        dt = np.dtype(index) if index is not None else None  # np.dtype(None) is float64
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt.name not in _lib.INDEX_TYPES or not dt.isnative:
+        raise ValueError(f"clnz: unknown index type {index!r} "
+                         f"(one of {', '.join(_lib.INDEX_TYPES)})")
+    return _lib.INDEX_TYPES[dt.name]
 
 
 def options(layout="rows", index="int64", width=None, order="rc", size=None, fill_value=-1):
@@ -135,8 +159,10 @@ def is_scalar(v):
 
 
 def scalar(v, what):
-    """The library's scalar of a Python or numpy scalar: ints exactly, floats
-    as float64."""
+    """The library's scalar of a Python or numpy scalar (or a 0-d numpy array,
+    which numpy compares as one): ints exactly, floats as float64."""
+    if isinstance(v, np.ndarray) and v.ndim == 0 and not is_masked(v):
+        v = v[()]
     if isinstance(v, (bool, np.bool_, int, np.integer)):
         v = int(v)
         if INT64_MIN <= v <= INT64_MAX:
@@ -157,6 +183,8 @@ def predicate(p):
     if isinstance(p, str):
         p = Predicate(p)
     elif isinstance(p, tuple):
+        if not 1 <= len(p) <= 2:
+            raise TypeError(f"clnz: pred as a tuple is (op, value) or (op,), not {len(p)} items")
         p = Predicate(*p)
     elif not isinstance(p, Predicate):
         raise TypeError(f"clnz: pred must be a Predicate, (op, value) or an op name, "
@@ -224,7 +252,9 @@ class Device:
     """One OpenCL device as `clnz devices` lists it."""
 
     def __init__(self, info):
-        self.selector = f"{info.platform}:{info.device}"
+        # None for a device `clnz devices` does not list (a sub-device a
+        # wrapped queue runs on)
+        self.selector = f"{info.platform}:{info.device}" if info.platform >= 0 else None
         self.is_default = bool(info.is_default)
         self.platform_name = info.platform_name.decode(errors="replace")
         self.name = info.device_name.decode(errors="replace")
@@ -280,7 +310,6 @@ class Context:
             raise Error(st, msg.value.decode(errors="replace"))
         self._handle = handle.value
         self._warned = b""  # the last warning issued
-        self._selector = device
         self._wrapped = queue is not None
         self._queue = queue  # the pyopencl queue results are made on (device arrays)
         self._lock = threading.Lock()
@@ -289,14 +318,11 @@ class Context:
     @property
     def device(self):
         """The Device this context runs on."""
-        cl_dev = self.queue.device if self._wrapped else None
-        for d in devices():
-            if cl_dev is not None:
-                if d.name == cl_dev.name and d.platform_name == cl_dev.platform.name:
-                    return d
-            elif (d.selector == self._selector) if self._selector else d.is_default:
-                return d
-        return None
+        info = _lib.DeviceInfo()
+        st = L.clnz_context_device_info(self._h(), ctypes.byref(info))
+        if st:
+            raise Error(st, "")
+        return Device(info)
 
     @property
     def queue(self):
@@ -341,6 +367,31 @@ class Context:
         if self._handle is None:
             raise ValueError("clnz: this context is closed")
         return self._handle
+
+
+def context_arg(context):
+    """A call's `context`: a Context, or None for the default one."""
+    if context is None:
+        return default_context()
+    if not isinstance(context, Context):
+        raise TypeError(f"clnz: context must be a clnz.Context (or None for the default), not "
+                        f"{type(context).__name__}")
+    return context
+
+
+def is_masked(v):
+    ma = sys.modules.get("numpy.ma")  # no masked array exists before numpy.ma is loaded
+    return ma is not None and isinstance(v, ma.MaskedArray)
+
+
+def plain_array(v):
+    """Refuses a numpy masked array: the library reads the data and would
+    select masked entries too (a silently wrong answer next to np.ma)."""
+    if is_masked(v):
+        raise TypeError("clnz: masked arrays are not supported (the mask would be ignored): "
+                        "pass m.filled(0) to treat masked entries as zero, as np.ma.nonzero "
+                        "does, or m.data to ignore the mask")
+    return v
 
 
 _default = None

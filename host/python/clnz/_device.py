@@ -69,6 +69,7 @@ class Input:
     the events to wait for before reading it."""
 
     def __init__(self, ctx, a, what, view=None):
+        _core.dtype_index(a.dtype, what)  # a byte-swapped one too: pyopencl keeps its dtype
         if any(s % a.dtype.itemsize for s in a.strides):
             raise ValueError(f"clnz: {what}: strides {a.strides} are not whole elements")
         self.array = a
@@ -289,4 +290,9 @@ def ravel(ctx, a):
 
 
 def upload(ctx, v):
-    return cla.to_device(ctx.queue, np.asarray(v))
+    """A host scalar or 0-d array on the device, in native byte order (the
+    library's, and what numpy's promotion gives a byte-swapped one)."""
+    a = np.asarray(v)
+    if a.dtype.fields is None and not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return cla.to_device(ctx.queue, a)

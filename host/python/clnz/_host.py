@@ -17,6 +17,7 @@ class Input:
 
     def __init__(self, a, what, view=None):
         a = np.asarray(a)
+        self.dtype = a.dtype  # as given: a byte-swapped one is what select returns, as numpy
         if a.dtype.fields is None and not a.dtype.isnative:
             a = a.astype(a.dtype.newbyteorder("="))
         _core.dtype_index(a.dtype, what)
@@ -118,7 +119,8 @@ def select(ctx, x, mask, pred):
     out = _lib.Array()
     ctx.check(L.clnz_select(ctx._h(), src.view.ref(), src.data, m.view.ref() if m else None,
                             m.data if m else None, ctypes.byref(pred), ctypes.byref(out)))
-    return _from_array(out)
+    values = _from_array(out)  # in native byte order, as the library reads and writes
+    return values if values.dtype == src.dtype else values.astype(src.dtype)
 
 
 def _operand(v, what):

@@ -161,6 +161,7 @@ def _declare(lib):
         "clnz_context_cl_context": (c_void_p, [ctx]),
         "clnz_context_queue": (c_void_p, [ctx]),
         "clnz_list_devices": (c_int, [P(DeviceInfo), c_int, P(c_int)]),
+        "clnz_context_device_info": (c_int, [ctx, P(DeviceInfo)]),
         "clnz_context_stats": (c_int, [ctx, P(Stats)]),
         "clnz_uses_parse": (c_int, [P(Uses), c_char_p, c_char_p, c_char_p, c_size_t]),
         "clnz_warmup": (c_int, [ctx, P(Uses), P(c_int)]),

@@ -2,6 +2,7 @@
 that show whether a call compiled (clnz_warmup, clnz_context_use_bundle,
 clnz_context_stats)."""
 import ctypes
+import os
 
 import numpy as np
 
@@ -24,17 +25,39 @@ def _names(v, what):
     return ",".join(items)
 
 
+def _dtype_bits(dtypes):
+    """clnz_uses.dtypes of numpy dtypes (or their names), or "all". An empty
+    list is a ValueError, as clnz_uses_parse makes it for every axis: the
+    library's 0, every dtype, is what None asks for."""
+    if isinstance(dtypes, str) and dtypes == "all":
+        return (1 << len(_core.DTYPES)) - 1
+    if isinstance(dtypes, str) and "," in dtypes:  # "u8" is uint64 to numpy, uint8 to the CLI
+        raise TypeError(f"clnz: dtypes: give a list of numpy dtypes such as [np.uint8, "
+                        f"np.float32], not the command line's {dtypes!r}")
+    if isinstance(dtypes, (str, type, np.dtype)):
+        items = [] if isinstance(dtypes, str) and not dtypes else [dtypes]
+    else:
+        try:
+            items = list(dtypes)
+        except TypeError:
+            raise TypeError(f"clnz: dtypes must be a numpy dtype or a sequence of them, not "
+                            f"{type(dtypes).__name__}") from None
+    if not items:
+        raise ValueError("clnz: dtypes: an empty list of dtypes (None: every dtype)")
+    bits = 0
+    for dt in items:
+        bits |= 1 << _core.dtype_index(dt, "warmup dtypes")
+    return bits
+
+
 def uses(dtypes=None, ops=None, predicates=None, strategies=None):
     """A clnz_uses from Python arguments: dtypes as numpy dtypes (or their
     names, "all"); ops, predicates and strategies as the command line's
-    names. None takes the library's default."""
+    names. None takes the library's default; an empty list, of any of them,
+    is a ValueError."""
     u = _lib.Uses()
     if dtypes is not None:
-        if isinstance(dtypes, str) and dtypes == "all":
-            u.dtypes = (1 << len(_core.DTYPES)) - 1
-        else:
-            for dt in ([dtypes] if isinstance(dtypes, (str, type, np.dtype)) else dtypes):
-                u.dtypes |= 1 << _core.dtype_index(dt, "warmup dtypes")
+        u.dtypes = _dtype_bits(dtypes)
     for axis, v in (("ops", ops), ("predicates", predicates), ("strategies", strategies)):
         if v is None:
             continue
@@ -53,9 +76,11 @@ def warmup(dtypes=None, ops=None, predicates=None, strategies=None, context=None
     "channels", "image2d" (default: count and nonzero); predicates:
     "nonzero", "compare" or an op name (default: nonzero); strategies:
     "single-tile", "two-pass", "lookback", "stream" (default: the ones the
-    device's calls pick). Returns how many programs are ready."""
+    device's calls pick). An empty list (or "") is a ValueError, as in
+    clnz_uses_parse: None is the way to ask for the default. Returns how many
+    programs are ready."""
+    ctx = _core.context_arg(context)
     u = uses(dtypes, ops, predicates, strategies)
-    ctx = context or _core.default_context()
     n = ctypes.c_int()
     ctx.check(L.clnz_warmup(ctx._h(), ctypes.byref(u), ctypes.byref(n)))
     return n.value
@@ -66,15 +91,20 @@ def use_bundle(path, context=None):
     by `clnz bundle build`) before it would compile; None: no bundle. A
     bundle for another device or driver, or a damaged one, raises
     clnz.Error."""
-    ctx = context or _core.default_context()
-    ctx.check(L.clnz_context_use_bundle(ctx._h(), None if path is None else str(path).encode()))
+    ctx = _core.context_arg(context)
+    try:
+        folder = None if path is None else os.fsencode(path)  # str, bytes or a path object
+    except TypeError:
+        raise TypeError(f"clnz: path must be a str, bytes or os.PathLike (or None), not "
+                        f"{type(path).__name__}") from None
+    ctx.check(L.clnz_context_use_bundle(ctx._h(), folder))
 
 
 def stats(context=None):
     """The context's counters: programs compiled ("programs_from_source"),
     loaded from the on-disk cache ("programs_from_cache"), cache files
     rejected, and calls run by each strategy ("strategy_runs", by name)."""
-    ctx = context or _core.default_context()
+    ctx = _core.context_arg(context)
     s = _lib.Stats()
     ctx.check(L.clnz_context_stats(ctx._h(), ctypes.byref(s)))
     return {"programs_from_source": s.programs_from_source,
