@@ -125,6 +125,13 @@ static void test_bad_arguments(void **state)
                      CLNZ_ERROR_INVALID_ARGUMENT); /* 9 entries of 8 bytes > 64 */
     assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 4, cnt, 4, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    /* a wait list: a count with no list, and a NULL event in it */
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 4, cnt, 0, 1, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    cl_event holes[2] = {NULL, NULL};
+    assert_int_equal(clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 2, holes, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "wait_list[0] is NULL");
     /* capacity smaller than the count: truncated, true count reported */
     TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 1, cnt, 0, 0, NULL, NULL));
     uint64_t z = 0;
@@ -537,7 +544,7 @@ static void test_invalid_width_names_the_valid_widths(void **state)
 /* clnz_warmup refuses a bit no name stands for, in any field, naming the
  * field and the bits, before it builds anything (it dropped them: a
  * warm-up then covered less than asked, silently). */
-static void test_warmup_and_bundles_refuse_unknown_bits(void **state)
+static void test_unknown_bits_and_names_are_refused_with_a_reason(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
@@ -581,6 +588,20 @@ static void test_warmup_and_bundles_refuse_unknown_bits(void **state)
     TU_CHECK(ctx, clnz_warmup(ctx, &ok, &programs));
     assert_true(programs > 0);
     assert_int_equal(clnz_warmup(NULL, &ok, &programs), CLNZ_ERROR_INVALID_ARGUMENT);
+    /* a NULL uses to parse into, an unknown kernel family: said, not silent */
+    char msg[200] = "";
+    assert_int_equal(clnz_uses_parse(NULL, "ops", "count", msg, sizeof msg),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "uses is NULL");
+    clnz_launch l;
+    assert_int_equal(clnz_context_launch(ctx, "nope", &l, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "unknown kernel family 'nope' (two-pass, scan, mask, lookback)"));
+    assert_int_equal(clnz_context_launch(ctx, NULL, &l, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "'(null)'"));
+    assert_int_equal(clnz_context_launch(ctx, "mask", NULL, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "launch is NULL");
+    TU_CHECK(ctx, clnz_context_launch(ctx, "mask", &l, NULL));
+    assert_string_equal(clnz_context_message(ctx), ""); /* the query clears the last message */
 }
 
 int main(void)
@@ -600,7 +621,7 @@ int main(void)
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
         cmocka_unit_test(test_invalid_width_names_the_valid_widths),
-        cmocka_unit_test(test_warmup_and_bundles_refuse_unknown_bits),
+        cmocka_unit_test(test_unknown_bits_and_names_are_refused_with_a_reason),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

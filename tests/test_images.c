@@ -296,6 +296,13 @@ static void test_image2d_objects(void **state)
                                           &res),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "outside"));
+    /* an origin past the edge, with the whole rest of the image: the origin
+     * is named (the region w - x would underflow) */
+    size_t past[2] = {78, 0};
+    assert_int_equal(clnz_image2d_nonzero(ctx, img, past, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,
+                                          &res),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "the origin (78, 0) is outside the 77 x 45 image");
     clReleaseMemObject(img);
     if (format_supported(CL_A, CL_UNORM_INT8)) {
         img = make_image(CL_A, CL_UNORM_INT8, w, h, rgba);

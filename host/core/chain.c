@@ -185,6 +185,9 @@ clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list)
     if (n >= MAX_WAIT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
                         MAX_WAIT - 1);
+    for (cl_uint i = 0; i < n; ++i) /* some drivers take a NULL; others crash on it */
+        if (!list[i])
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "wait_list[%u] is NULL", i);
     return CLNZ_SUCCESS;
 }
 

@@ -126,10 +126,13 @@ static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t
                         "UNORM_INT8/16, HALF_FLOAT, FLOAT are)",
                         (unsigned)fmt.image_channel_data_type);
     p->origin[0] = origin ? origin[0] : 0, p->origin[1] = origin ? origin[1] : 0;
+    if (p->origin[0] > w || p->origin[1] > h) /* before a whole-image region is w - x */
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the origin (%zu, %zu) is outside the %zu x %zu image", p->origin[0],
+                        p->origin[1], w, h);
     p->region[0] = region ? region[0] : w - p->origin[0];
     p->region[1] = region ? region[1] : h - p->origin[1];
-    if (p->origin[0] > w || p->origin[1] > h || p->region[0] > w - p->origin[0] ||
-        p->region[1] > h - p->origin[1])
+    if (p->region[0] > w - p->origin[0] || p->region[1] > h - p->origin[1])
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "the region (%zu, %zu) + (%zu, %zu) is outside the %zu x %zu image",
                         p->origin[0], p->origin[1], p->region[0], p->region[1], w, h);

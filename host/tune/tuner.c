@@ -28,9 +28,21 @@ clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel, cln
                                 clnz_launch_source *source)
 {
     CTX_HOLD(ctx);
-    int f = tune_kernel_of(kernel);
-    if (!ctx || f < 0 || !l)
+    if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
+    clnz_context *c = ctx_held_; /* the message is the one thing a query writes */
+    ctx_clear_message(c);
+    int f = tune_kernel_of(kernel);
+    if (f < 0) {
+        char known[200] = "";
+        for (int i = 0, len = 0; i < TUNE_KERNELS; ++i)
+            len += snprintf(known + len, sizeof known - (size_t)len, "%s%s", i ? ", " : "",
+                            tune_kernel_names[i]);
+        return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT, "unknown kernel family '%.40s' (%s)",
+                        kernel ? kernel : "(null)", known);
+    }
+    if (!l)
+        return ctx_fail(c, CLNZ_ERROR_INVALID_ARGUMENT, "launch is NULL");
     *l = ctx->launch[f];
     clnz_launch_source s = ctx->launch_source[f];
     if (ctx->forced_wg) {

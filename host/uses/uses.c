@@ -85,7 +85,12 @@ clnz_status clnz_uses_parse(clnz_uses *u, const char *axis_name, const char *lis
     int axis = 0;
     while (axis < AXIS_COUNT && !(axis_name && strcmp(axis_name, uses_axis_names[axis]) == 0))
         ++axis;
-    if (!u || axis == AXIS_COUNT)
+    if (!u) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "uses is NULL");
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    }
+    if (axis == AXIS_COUNT)
         return refuse(msg, msg_size, "unknown axis '%.40s%s' (dtypes, ops, predicates, strategies)",
                       axis_name ? axis_name : "(null)", "");
     if (!list || !*list)
