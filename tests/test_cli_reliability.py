@@ -472,11 +472,20 @@ def test_item13_strict_header_env_and_predicate(tmp_path, rng):
 
 # ---- 14: temporaries after kill -9, SIGINT and SIGTERM ------------------------------
 
+def default_signals():
+    """A child's dispositions as a terminal's foreground job has them: a test
+    run started in the background (nohup, `cmd &` in a script) ignores
+    SIGINT and SIGHUP, exec keeps an ignored signal ignored, and clnz, as any
+    program, then lives through it."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def killed_at(tmp_path, args, stop, sig, **env):
     """Runs clnz until the shim stops it at `stop`, then sends sig (and
     SIGCONT, for a signal it can handle); returns the exit status."""
     p = subprocess.Popen([CLNZ, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=shim_env(CLNZ_SHIM_STOP=stop, **env))
+                         env=shim_env(CLNZ_SHIM_STOP=stop, **env), preexec_fn=default_signals)
     try:
         wait_stopped(p.pid)
         os.kill(p.pid, sig)
@@ -667,7 +676,8 @@ def test_hostile_signal_at_any_time_leaves_outputs_whole(tmp_path, rng):
         sig = (signal.SIGINT, signal.SIGTERM)[k % 2]
         delay = float(rng.uniform(0, whole * 1.2))
         p = subprocess.Popen([CLNZ, "nonzero", str(inp), "-o", str(out), "--count-out", str(cnt)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_signals)
         time.sleep(delay)
         p.send_signal(sig)
         p.communicate(timeout=TIMEOUT)
