@@ -162,10 +162,10 @@ deps:
 # The benchmark's helpers (scripts/bench builds them itself through this).
 bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
 
-$(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/io/npy.o $(B)/obj/io/input.o \
-                $(B)/libclnz.a
+$(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/io/npy.o \
+                $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a
 	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o \
-	  $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
+	  $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
 
 # The C loop clnz is held to, built as well as this compiler can (-O3 for
 # this very CPU), not as the library's host code is.
@@ -369,7 +369,8 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 FUZZ_SECONDS ?= 30
 FUZZ_TARGETS = fuzz_array fuzz_cache fuzz_args
 
-$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/io/image.c host/io/npy.c host/io/input.c $(LIB_SRC) \
+$(B)/fuzz/fuzz_array: tests/fuzz/fuzz_array.c host/io/image.c host/io/npy.c host/io/npy_header.c \
+                      host/io/input.c $(LIB_SRC) \
                       $(B)/kernels_src.c
 	@mkdir -p $(B)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ -lpng $(LDLIBS)

@@ -5,6 +5,7 @@ Run with Debian's interpreter (/usr/bin/python3 -m pytest tests/test_cli.py);
 """
 import os
 import re
+import shutil
 import subprocess
 import warnings
 
@@ -428,6 +429,266 @@ def test_malformed_inputs(tmp_path):
     assert leftovers == []
 
 
+# ---- .npy headers against np.load ------------------------------------------------
+
+def npy_file(path, header, data=b"", version=1):
+    """A .npy of format version.0 whose header is exactly `header` (no padding)."""
+    h = header.encode("latin1")
+    size = len(h).to_bytes(2 if version == 1 else 4, "little")
+    path.write_bytes(b"\x93NUMPY" + bytes([version, 0]) + size + h + data)
+    return path
+
+
+def io_quote(text):
+    """A path or name as clnz's messages quote it (io_quote in host/io/input.c)."""
+    esc = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "'": "\\'", "\\": "\\\\"}
+    return "'" + "".join(esc.get(c, c if 0x20 <= ord(c) != 0x7f else "\\x%02x" % ord(c))
+                         for c in text) + "'"
+
+
+def np_reads(path):
+    """np.load's array, or None where np.load refuses the file."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy 1.x's FutureWarning on '1i4'
+        try:
+            return np.load(path)
+        except Exception:
+            return None
+
+
+def header_read(path, tmp_path):
+    """Whether clnz reads the file's header, and its error line if not. Quick:
+    with no OpenCL platform to be had (an empty OCL_ICD_VENDORS), a file
+    that is read fails only for want of a device; one that is not is a
+    one-line error that names the file."""
+    env = dict(os.environ, OCL_ICD_VENDORS=str(tmp_path / "no-vendors"))
+    p = subprocess.run([CLNZ, "count", str(path)], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    if p.returncode == 0 or "no OpenCL" in p.stderr:
+        return True, None
+    lines = p.stderr.splitlines()
+    assert p.returncode == 1 and len(lines) == 1, p.stderr
+    assert lines[0].startswith(f"clnz: {io_quote(str(path))}: "), lines[0]
+    return False, lines[0]
+
+
+def descr_file(tmp_path, name, descr_literal, dtype, shape=(3,), values=None):
+    """A .npy whose descr is written descr_literal, of numpy's `dtype` (data
+    for it; 8 bytes an element when numpy has none)."""
+    n = int(np.prod(shape))
+    if values is None:
+        data = b"\x01" * (n * (dtype.itemsize if dtype is not None else 8))
+    else:
+        data = values.tobytes()
+    header = "{'descr': %s, 'fortran_order': False, 'shape': %s, }" % (descr_literal, repr(shape))
+    return npy_file(tmp_path / name, header, data)
+
+
+NPY_DTYPES = {np.dtype(d).newbyteorder(o) for d in DTYPES for o in "<>"}
+
+# descr strings that np.dtype reads as one of clnz's dtypes, spelled every way
+# numpy takes: byte order or none, type codes (and type numbers as control
+# characters), kind and size as strtol reads the size, names, '()' repeats
+DESCR_READ = ["|?", "?", "b1", ">b1", "=?", "bool", "bool_", "i4", "<i", ">i", "|i4", "=i4",
+              "int32", "intc", "l", "q", "p", "L", "Q", "P", "long", "ulong", "int", "uint",
+              "int_", "intp", "uintp", "b", "B", "byte", "ubyte", "h", ">H", "short", "ushort",
+              "I", "uintc", "e", ">e", "half", "f", "single", "d", ">d", "double", "float",
+              "f2", ">f8", "u1", ">u8", "i 4", "i\t4", ">i+04", "b01", "u\x0b8", "\x07",
+              ">\x07", "\x17", "|\x01", "()i4", ">()i4", "() >f8", "<()int32", "()b1"]
+# aliases numpy 2 dropped (it refuses them): read as numpy 1.x reads them
+DESCR_NUMPY1_NAMES = {"bool8": "?", "int0": "p", "uint0": "P", "float_": "d"}
+# what np.dtype refuses, or reads as a dtype clnz does not have
+DESCR_REFUSED = ["", "<", "|", "x", "i3", "i0", "i-4", "f16", "g", "c8", "O", "U3", "S1",
+                 "M8[ns]", "V4", ">int32", "<bool", "Int32", " i4", "i4 ", "i 4 ", "!i4",
+                 "?1", "b2", "()()i4", "( )i4", "2i4", "(2,)i4", "01i4", "i4,i4", "\x18"]
+# numpy 1.x reads these as a plain dtype and numpy 2 does not (structured, a
+# subarray, an error): refused, with the reason
+DESCR_NUMPY2 = {"i4,": "a comma makes a structured dtype", "<f8, ": "a comma makes",
+                "1i4": "a repeat count of 1", ">1f4": "a repeat count of 1",
+                "i4294967300": "unsupported dtype"}
+# one spelling of each way, read for real (select) and compared with numpy
+DESCR_SELECT = ["|?", "i4", ">d", "b1", "\x07", "int32", "uint", ">i+04", ">()i4", "e", ">H"]
+
+
+def test_descr_spellings_as_numpy_reads_them(tmp_path):
+    """Probe item 2: a descr is read wherever np.dtype reads it as one of clnz's
+    dtypes ('|?' and 'i4' were refused), as that dtype, and refused otherwise
+    with a message that quotes it."""
+    numpy1 = int(np.__version__.split(".")[0]) < 2
+    read_by_clnz = DESCR_READ + list(DESCR_NUMPY1_NAMES)
+    for i, descr in enumerate(read_by_clnz + DESCR_REFUSED + list(DESCR_NUMPY2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                dt = np.dtype(descr)
+            except Exception:
+                dt = None
+        ours = dt is not None and dt.shape == () and dt.names is None and dt in NPY_DTYPES
+        if descr in DESCR_NUMPY2 or descr in DESCR_NUMPY1_NAMES:
+            assert ours or not numpy1, descr  # what numpy 1.x reads
+            assert descr not in DESCR_NUMPY1_NAMES or not ours or dt == DESCR_NUMPY1_NAMES[descr]
+        else:  # the lists say what numpy says
+            assert ours == (descr in DESCR_READ), (descr, dt)
+        if descr in DESCR_NUMPY1_NAMES:  # numpy 1.x's dtype, whichever numpy runs the test
+            dt, ours = np.dtype(DESCR_NUMPY1_NAMES[descr]), True
+        path = descr_file(tmp_path, f"d{i}.npy", "'%s'" % descr, dt if ours else None)
+        a = np_reads(path)
+        assert ((a is not None and a.dtype in NPY_DTYPES) == ours or descr in DESCR_NUMPY2
+                or (descr in DESCR_NUMPY1_NAMES and not numpy1)), descr
+        read, line = header_read(path, tmp_path)
+        assert read == (descr in read_by_clnz), (descr, line)
+        if not read:
+            assert f"unsupported dtype {io_quote(descr)}" in line, line
+            assert DESCR_NUMPY2.get(descr, "clnz reads bool, u8..u64") in line, line
+    for i, descr in enumerate(DESCR_SELECT):
+        dt = np.dtype(descr)
+        a = np.array([0, 1, 0, 3, 100, -2 if dt.kind in "if" else 2]).astype(dt)
+        path = descr_file(tmp_path, f"s{i}.npy", "'%s'" % descr, dt, (6,), a)
+        run("select", path, "-o", tmp_path / "o.npy")
+        expect_equal(np.load(tmp_path / "o.npy"), a[a != 0].astype(dt.newbyteorder("=")))
+
+
+def test_descr_tuples_as_numpy_reads_them(tmp_path):
+    """descr (dtype, ()) is dtype to numpy, nested too; other shapes make
+    subarray dtypes (1: plain in numpy 1.x, shape (1,) in numpy 2)."""
+    for i, (literal, want, why) in enumerate([
+            ("('<i4', ())", "<i4", None), ("(('>u2', ( )), (),)", ">u2", None),
+            ("('<i4', 1)", None, "a repeat count of 1"), ("('<i4', (1))", None, "a repeat count of 1"),
+            ("('<i4', (2,))", None, "a subarray dtype"), ("('<i4',)", None, "not (dtype, shape)"),
+            ("[('a', '<i4')]", None, "structured dtypes are not supported")]):
+        dt = np.dtype(want) if want else None
+        values = np.arange(3).astype(dt) if want else None
+        path = descr_file(tmp_path, f"t{i}.npy", literal, dt, values=values)
+        if want:
+            assert np_reads(path).dtype == dt
+            assert int(run("count", path).stdout) == 2
+        else:
+            read, line = header_read(path, tmp_path)
+            assert not read and why in line, (literal, line)
+
+
+def test_long_descr_is_named_clearly(tmp_path):
+    """Probe item 3: a descr of over 63 bytes was 'not a string'; it is an
+    unsupported dtype, quoted (cut after 40 bytes) with its length."""
+    descr = "<" + "x" * 80
+    path = descr_file(tmp_path, "long.npy", "'%s'" % descr, None)
+    assert np_reads(path) is None
+    read, line = header_read(path, tmp_path)
+    assert not read
+    assert f"unsupported dtype {io_quote(descr[:40])}... (a descr of 81 bytes; " in line, line
+
+
+def test_shape_written_as_an_int_is_refused(tmp_path):
+    """Probe item 1: 'shape': (3) is the int 3 to Python, which np.load
+    refuses; clnz read it as (3,). It is refused as np.load refuses it, with
+    exit status 1 as for any malformed input, and nothing written."""
+    out = tmp_path / "out.npy"
+    for i, shape in enumerate(["(3)", "( 3 )", "(0)"]):
+        path = npy_file(tmp_path / f"int{i}.npy", "{'descr': '<i8', 'fortran_order': False, "
+                        "'shape': %s, }" % shape, np.arange(3, dtype="<i8").tobytes())
+        assert np_reads(path) is None
+        line = expect_error(1, "nonzero", path, "-o", out)
+        assert f"the header's shape {io_quote(shape)} is an int, not a tuple" in line, line
+        assert not out.exists()
+    path = npy_file(tmp_path / "tuple.npy", "{'descr': '<i8', 'fortran_order': False, "
+                    "'shape': (3,), }", np.arange(3, dtype="<i8").tobytes())
+    assert int(run("count", path).stdout) == np.count_nonzero(np.load(path)) == 2
+
+
+# (name, header, format version, verdict): True, read by np.load and clnz
+# alike; False, refused by both; a string, read by np.load but refused by
+# clnz, which says this (Python syntax numpy's writer never makes)
+HEADERS = [
+    ("repeated keys: the last counts", "{'descr': '<c8', 'shape': (3), 'descr': '<i4', "
+     "'fortran_order': True, 'shape': (3,), 'fortran_order': False}", 1, True),
+    ("double quotes, no trailing comma", '{"descr": "<i2", "fortran_order": False, "shape": (2, 3)}',
+     1, True),
+    ("whitespace between tokens", " \t\n{\x0c'descr'\r\n:\\\n'<u2',\n'fortran_order': False,"
+     "   'shape' : ( 2 , 3 , ) ,\n  }  \n", 1, True),
+    ("a lone CR in format 3.0", "{'descr':\r'<i4', 'fortran_order': False, 'shape': (3,), }", 3, True),
+    ("Python 2's L in format 1.0", "{'descr': '<i8', 'fortran_order': False, 'shape': (3L, 2 L), }",
+     1, True),
+    ("Python 2's L in format 2.0", "{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }",
+     2, True),
+    ("00 and -0", "{'descr': '<i8', 'fortran_order': True, 'shape': (00, -0, 4), }", 1, True),
+    ("Fortran order, rank 3", "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 3, 4), }", 3,
+     True),
+    ("a shape that is an int", "{'descr': '<i4', 'fortran_order': False, 'shape': (3), }", 1, False),
+    ("Python 2's L in format 3.0", "{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }",
+     3, False),
+    ("a leading zero", "{'descr': '<i8', 'fortran_order': False, 'shape': (03,), }", 1, False),
+    ("a lone CR in format 2.0", "\r{ 'fortran_order' : False, 'descr' : '<i4', 'shape' : (3,)  }",
+     2, False),
+    ("a vertical tab between tokens", "{'descr':\x0b'<i4', 'fortran_order': False, 'shape': (3,), }",
+     1, False),
+    ("a NUL after the dictionary", "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }\0",
+     1, False),
+    ("a byte after the dictionary", "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }\xe9",
+     1, False),
+    ("a repeated key whose last value is bad",
+     "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), 'descr': 'i3'}", 1, False),
+    ("an indented dictionary", "\n {'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", 1,
+     False),
+    ("a line joined to nothing", "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }\\\n",
+     3, False),
+    ("fortran_order 1", "{'descr': '<i4', 'fortran_order': 1, 'shape': (3,), }", 1, False),
+    ("a list shape", "{'descr': '<i4', 'fortran_order': False, 'shape': [3], }", 1, False),
+    ("a missing key", "{'descr': '<i4', 'shape': (3,), }", 1, False),
+    ("a key too many", "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), 'x': 1}", 1, False),
+    ("an empty header", "", 1, False),
+    ("a comment", "{'descr': '<i4', # mine\n'fortran_order': False, 'shape': (3,), }", 1,
+     "the header dictionary is malformed at byte 17: '# mine\\n"),
+    ("an escape", "{'descr': '<i\\x34', 'fortran_order': False, 'shape': (3,), }", 1,
+     "a backslash escape"),
+    ("parentheses around a value", "{'descr': '<i4', 'fortran_order': (False), 'shape': (3,), }", 1,
+     "fortran_order is not True or False at byte 34: '(False)"),
+    ("a digit separator", "{'descr': '<i4', 'fortran_order': False, 'shape': (3_0,), }", 1,
+     "the header's shape is not a tuple of integers at byte 52: '_0,)"),
+    ("a negative dimension", "{'descr': '<i4', 'fortran_order': False, 'shape': (-3,), }", 1,
+     "has a negative dimension"),
+]
+
+
+@pytest.mark.parametrize("name,header,version,verdict", HEADERS, ids=[h[0] for h in HEADERS])
+def test_headers_as_numpy_reads_them(tmp_path, name, header, version, verdict):
+    """The header parser read as a hostile user would: each header is read
+    where np.load reads it (and as np.load reads it), refused where np.load
+    refuses it, and the few Python spellings clnz does not take are refused
+    saying where."""
+    want = None
+    for size in range(257):  # the data np.load wants, if it reads the header
+        path = npy_file(tmp_path / "h.npy", header, b"\x01" * size, version)
+        want = np_reads(path)
+        if want is not None:
+            break
+    assert (want is not None) == (verdict is not False), name
+    if verdict is False:  # the data a lax reader would want (3 elements), so that only
+        # the header can be why clnz refuses
+        path = npy_file(tmp_path / "h.npy", header, b"\x01" * (24 if "<i8" in header else 12),
+                        version)
+    if verdict is True:  # the same array as numpy's
+        out = tmp_path / "o.npy"
+        run("nonzero", path, "-o", out)
+        expect_equal(np.load(out), np.argwhere(want))
+    else:
+        read, line = header_read(path, tmp_path)
+        assert not read, name
+        if verdict:
+            assert verdict in line, line
+
+
+def test_format_versions_other_than_numpys_are_refused(tmp_path):
+    """numpy reads format 1.0, 2.0 and 3.0 only; clnz took 1.1 as 1.0."""
+    good = save(tmp_path, np.arange(4, dtype=np.int16), name="good.npy")
+    raw = good.read_bytes()
+    for major, minor in ((1, 1), (2, 5), (3, 255), (4, 0)):
+        path = tmp_path / f"v{major}{minor}.npy"
+        path.write_bytes(raw[:6] + bytes([major, minor]) + raw[8:])
+        assert np_reads(path) is None
+        read, line = header_read(path, tmp_path)
+        assert not read and f"unsupported .npy format version {major}.{minor}" in line, line
+
+
 @pytest.mark.full  # reads a 2 GiB (sparse) input; test_api checks the error itself
 def test_index_overflow_is_an_error_before_any_work(tmp_path):
     # a sparse file: 2^31 + 1 bytes of zeros that never touch the disk
@@ -455,6 +716,52 @@ def test_unwritable_output(tmp_path, rng):
     # the coordinates are fine but the count cannot be written: neither appears
     expect_error(1, "nonzero", inp, "-o", out, "--count-out", tmp_path / "missing" / "c.npy")
     assert not out.exists() and not cnt.exists()
+
+
+def bound_by_permissions():
+    """The command prefix of a clnz that folder permissions bind: none for a
+    user; for root, setpriv without CAP_DAC_OVERRIDE (root passes them by)."""
+    if os.geteuid() != 0:
+        return []
+    cmd = [shutil.which("setpriv") or "setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    try:
+        ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=TIMEOUT).returncode == 0
+    except OSError:
+        ok = False
+    if not ok:
+        pytest.skip("root, and no setpriv to give up CAP_DAC_OVERRIDE with")
+    return cmd
+
+
+def test_read_only_folder_is_named(tmp_path, rng):
+    """Probe item 4: an output in a folder where no file can be created fails
+    saying so and naming the folder, also when it would replace a file clnz
+    may write (the temporary goes in the folder); the folder is left as it
+    was, and a folder that is not there is named too."""
+    prefix = bound_by_permissions()
+    inp = save(tmp_path, random_array(rng, "u1", (4, 5)))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    (ro / "old.npy").write_bytes(b"precious")
+    os.chmod(ro / "old.npy", 0o666)
+    os.chmod(ro, 0o555)
+    try:
+        for name in ("new.npy", "old.npy"):
+            for fmt in ("npy", "csv"):
+                p = subprocess.run(prefix + [CLNZ, "nonzero", str(inp), "-o", str(ro / name),
+                                             "--format", fmt],
+                                   capture_output=True, text=True, timeout=TIMEOUT)
+                assert p.returncode == 1, p
+                assert p.stderr == (f"clnz: cannot write {io_quote(str(ro / name))}: no file can "
+                                    f"be created in folder {io_quote(str(ro))} (the output is "
+                                    "written there first, then renamed into place): Permission "
+                                    "denied\n"), p.stderr
+        assert os.listdir(ro) == ["old.npy"] and (ro / "old.npy").read_bytes() == b"precious"
+    finally:
+        os.chmod(ro, 0o755)
+    missing = tmp_path / "no" / "such"
+    line = expect_error(1, "nonzero", inp, "-o", missing / "x.npy")
+    assert line.endswith(f"folder {io_quote(str(missing))}: No such file or directory"), line
 
 
 # ---- strategies ----------------------------------------------------------------
@@ -571,6 +878,24 @@ def test_cache_it_cannot_write_is_a_warning(tmp_path, rng):
                               env=env).stdout) == np.count_nonzero(a)
     assert np.array_equal(np.load(out), np.argwhere(a))
     assert blocker.read_text() == "x"
+
+
+def test_cache_folder_is_printed_unambiguously(tmp_path):
+    """Probe item 5: `clnz cache` printed its folder raw, so a line break or
+    a trailing space in it could not be told from the end of the output. A
+    plain path is printed as is (for $(clnz cache)); any other is quoted as
+    error messages quote paths, and so is the folder --clear names."""
+    for name in ("plain-dir.x", "a b", "line\nbreak", "tab\t", "it's", "back\\slash", "caf\u00e9",
+                 "bell\x07"):
+        cache = str(tmp_path / name)
+        shown = cache if name in ("plain-dir.x",) else io_quote(cache)
+        env = dict(os.environ, CLNZ_CACHE_DIR=cache)
+        p = subprocess.run([CLNZ, "cache"], capture_output=True, env=env, timeout=TIMEOUT)
+        assert p.returncode == 0 and p.stdout == os.fsencode(shown + "\n"), (name, p)
+        p = subprocess.run([CLNZ, "cache", "--clear"], capture_output=True, env=env,
+                           timeout=TIMEOUT)
+        assert p.returncode == 0, p
+        assert p.stdout == os.fsencode(f"removed 0 files from {shown}\n"), (name, p)
 
 
 def test_tune_and_cache_usage_errors():

@@ -7,11 +7,13 @@ through the suite's shared program cache, so the quick tier compiles each
 program once."""
 import os
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
-from test_cli import SEED, random_array, rng, save  # noqa: F401 (rng: a fixture)
+from test_cli import (CLNZ, SEED, TIMEOUT, bound_by_permissions, io_quote, random_array,  # noqa: F401
+                      rng, save)
 from test_cli_reliability import clnz, listing, one_error_line, temporaries
 
 USES = ["--dtypes", "u8,f32", "--ops", "count,nonzero"]
@@ -133,6 +135,41 @@ def test_what_is_not_a_bundle_is_named(tmp_path, rng):
         line = one_error_line(clnz("count", inp, env=env))
         assert line.startswith("clnz: CLNZ_BUNDLE: ") and why in line, line
     assert (tmp_path / "file").read_text() == "x"
+
+
+def test_bundle_folders_are_quoted_as_paths(tmp_path):
+    """Probe item 5: `bundle list` named a folder with a line break as 'x?y'
+    (a '?' of its own could not be told from it); it quotes it as every
+    error quotes a path: 'x\\ny', 'it\\'s'."""
+    (tmp_path / "it's").mkdir()
+    (tmp_path / "new\nline").mkdir()
+    for name, why in (("x\ny", ": No such file or directory"), ("tab\there?", ": No such file"),
+                      ("it's", " has no manifest.txt"), ("new\nline", " has no manifest.txt")):
+        path = str(tmp_path / name)
+        line = one_error_line(clnz("bundle", "list", path))
+        assert line.startswith(f"clnz: bundle {io_quote(path)}{why}"), line
+        line = one_error_line(clnz("bundle", "add", path, "0", path))
+        assert io_quote(path) in line, line
+
+
+def test_build_into_a_read_only_folder_is_named(tmp_path):
+    """Probe item 4, for a bundle: where no folder can be made, the error
+    names the bundle and the folder it would go in, before any compiling,
+    and nothing is left there."""
+    prefix = bound_by_permissions()
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    try:
+        p = subprocess.run(prefix + [CLNZ, "bundle", "build", "-o", str(ro / "b"), *USES],
+                           capture_output=True, timeout=TIMEOUT)
+        line = one_error_line(p)
+        assert line == (f"clnz: cannot write {io_quote(str(ro / 'b'))}: no folder can be created "
+                        f"in folder {io_quote(str(ro))} (the bundle is written there first, then "
+                        "renamed into place): Permission denied"), line
+        assert listing(ro) == []
+    finally:
+        os.chmod(ro, 0o755)
 
 
 def test_build_writes_only_what_clnz_made(tmp_path, bundle):

@@ -152,13 +152,35 @@ static int bundle_build(int argc, char **argv)
     return rc;
 }
 
+/* A library message that names the bundle folder as it was given
+ * ('%s', raw): the folder quoted as clnz's messages quote every path
+ * (io_quote), so that a name with a line break or a quote in it stays one
+ * line and reads back exactly (fail() would make control characters '?'). */
+static int bundle_fail(const char *dir, const char *msg)
+{
+    size_t n = strlen(dir);
+    const char *at = strchr(msg, '\'');
+    while (at && !(strncmp(at + 1, dir, n) == 0 && at[1 + n] == '\''))
+        at = strchr(at + 1, '\'');
+    if (!at)
+        return fail(EXIT_FAIL, "%s", msg);
+    char q[IO_QUOTE_MAX];
+    return fail(EXIT_FAIL, "%.*s%s%s", (int)(at - msg), msg, io_quote(dir, q, sizeof q),
+                at + n + 2);
+}
+
 static int bundle_open(const char *dir, clnz_bundle **b)
 {
-    char msg[CLI_ERR_MAX];
-    clnz_status st = clnz_bundle_open(dir, b, msg, sizeof msg);
-    if (st)
-        return fail(EXIT_FAIL, "%s", st == CLNZ_ERROR_BUNDLE_REFUSED ? msg : clnz_status_string(st));
-    return EXIT_OK;
+    size_t size = strlen(dir) + CLI_ERR_MAX; /* the folder whole, so that it can be found */
+    char *msg = malloc(size);
+    if (!msg)
+        return fail(EXIT_FAIL, "out of memory");
+    clnz_status st = clnz_bundle_open(dir, b, msg, size);
+    int rc = !st ? EXIT_OK
+             : st == CLNZ_ERROR_BUNDLE_REFUSED ? bundle_fail(dir, msg)
+                                               : fail(EXIT_FAIL, "%s", clnz_status_string(st));
+    free(msg);
+    return rc;
 }
 
 static int bundle_list(int argc, char **argv)

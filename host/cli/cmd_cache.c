@@ -1,4 +1,6 @@
-/* cmd_cache.c: `clnz cache`, the cache folder shown or emptied. */
+/* cmd_cache.c: `clnz cache`, the cache folder shown or emptied. The
+ * folder is shown by io_show's rule: a path with a line break, a space or
+ * a quote in it is printed quoted (as errors quote paths), never raw. */
 #include "cli/cli.h"
 
 #include <limits.h>
@@ -13,7 +15,8 @@ static const char usage_cache[] =
     "\n"
     "Prints the cache folder (tuning results and compiled programs); --clear deletes\n"
     "clnz's files in it. CLNZ_CACHE_DIR moves it (default $XDG_CACHE_HOME/clnz, else\n"
-    "~/.cache/clnz).\n";
+    "~/.cache/clnz). The folder is printed as is when it is printable ASCII without\n"
+    "spaces, quotes or backslashes, else quoted as in error messages ('a\\nb').\n";
 
 int cmd_cache(int argc, char **argv)
 {
@@ -37,21 +40,25 @@ int cmd_cache(int argc, char **argv)
         return fail(EXIT_FAIL, "out of memory");
     clnz_cache_dir(dir, size);
     int rc = EXIT_OK;
+    char *shown = NULL;
     if (!dir[0]) {
         rc = fail(EXIT_FAIL, "no cache folder: set CLNZ_CACHE_DIR or HOME");
     } else if (strlen(dir) >= PATH_MAX) { /* the library uses no cache then */
         rc = fail(EXIT_FAIL, "the cache folder's path is too long (%zu bytes; the limit is %d)",
                   strlen(dir), PATH_MAX - 1);
+    } else if (!(shown = io_show(dir))) {
+        rc = fail(EXIT_FAIL, "out of memory");
     } else if (clear) {
         int removed = 0;
         clnz_status st = clnz_cache_clear(&removed);
         if (st)
             rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
         else
-            printf("removed %d files from %s\n", removed, dir);
+            printf("removed %d files from %s\n", removed, shown);
     } else {
-        printf("%s\n", dir);
+        printf("%s\n", shown);
     }
+    free(shown);
     free(dir);
     return rc;
 }

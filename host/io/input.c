@@ -53,6 +53,21 @@ const char *io_quote(const char *path, char *buf, size_t n)
     return buf;
 }
 
+char *io_show(const char *path)
+{
+    size_t len = strlen(path);
+    int plain = len > 0;
+    for (const unsigned char *p = (const unsigned char *)path; *p && plain; ++p)
+        plain = *p > ' ' && *p < 0x7f && *p != '\'' && *p != '\\';
+    if (plain)
+        return strdup(path);
+    if (len > (SIZE_MAX - 16) / 4)
+        return NULL;
+    size_t n = 4 * len + 16; /* \xNN for every byte: io_quote cuts nothing */
+    char *buf = malloc(n);
+    return buf ? (char *)io_quote(path, buf, n) : NULL;
+}
+
 /* A stream opened without blocking: waits for a writer (a FIFO nobody has
  * opened yet reads as empty), then makes reads block as usual. */
 static int stream_start(in_file *f, char *err, size_t err_size)

@@ -57,10 +57,20 @@ unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size);
  * control characters escaped (\n, \x1b), so that an error stays one line. */
 const char *io_quote(const char *path, char *buf, size_t n);
 #define IO_QUOTE_MAX 1100 /* a buffer for io_quote: longer paths are cut with "..." */
+/* path as a command prints it for its own sake (clnz cache's folder), by
+ * the same rule: as is when it is plain (printable ASCII but for space, '
+ * and \), else quoted as io_quote does, however long; malloc'd (NULL: out
+ * of memory). A printed line that starts with ' is thus always quoted. */
+char *io_show(const char *path);
 
 /* ---- arrays ---- */
 
 /* Reads path into arr. On failure returns -1 with a one-line reason in err. */
+/* The header's dictionary (len bytes, the format's version 1..3): dtype,
+ * order and shape into a, *big for a big-endian descr; -1 and the reason
+ * in err if np.load would refuse it or clnz cannot read it (npy_header.c). */
+int npy_parse_header(const char *h, size_t len, int version, npy_array *a, int *big, char *err,
+                     size_t err_size);
 int npy_read(const char *path, npy_array *arr, char *err, size_t err_size);
 /* The same from an input already open (array_read's, after its peek). */
 int npy_read_from(in_file *in, npy_array *arr, char *err, size_t err_size);

@@ -1,13 +1,15 @@
 /* npy.c: the .npy format (versions 1.0, 2.0 and 3.0) for the clnz command.
  *
  * Input is read (input.c) and checked before anything is allocated from
- * it: the header must parse, the dtype must be one clnz knows, and the
- * shape must describe exactly the bytes that follow the header (for a
- * stream: the bytes up to its end). */
+ * it: the header must parse (npy_header.c), the dtype must be one clnz
+ * knows, and the shape must describe exactly the bytes that follow the
+ * header (for a stream: the bytes up to its end). */
 #define _GNU_SOURCE
 #include "io/io.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,159 +23,6 @@
 /* numpy writes headers of a few hundred bytes (and reads at most 10000 by
  * default); a longer one is not worth allocating for. */
 #define NPY_HEADER_LEN_MAX (1u << 20)
-
-/* ---- the header: a Python dict literal ---- */
-typedef struct {
-    const char *p, *end;
-} cursor;
-
-static void skip_ws(cursor *c)
-{
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
-}
-
-static int eat(cursor *c, char ch)
-{
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ch) {
-        c->p++;
-        return 1;
-    }
-    return 0;
-}
-
-/* A quoted string (no escapes needed for npy keys and descrs). */
-static int parse_str(cursor *c, char *out, size_t n)
-{
-    skip_ws(c);
-    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
-        return 0;
-    char q = *c->p++;
-    size_t k = 0;
-    while (c->p < c->end && *c->p != q) {
-        /* a NUL would cut the string short for strcmp: "<f4\0junk" is no "<f4" */
-        if (k + 1 >= n || *c->p == '\0')
-            return 0;
-        out[k++] = *c->p++;
-    }
-    if (c->p >= c->end)
-        return 0;
-    c->p++;
-    out[k] = '\0';
-    return 1;
-}
-
-static int parse_word(cursor *c, const char *w)
-{
-    skip_ws(c);
-    size_t n = strlen(w);
-    if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
-        c->p += n;
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_shape(cursor *c, npy_array *a, char *err, size_t err_size)
-{
-    if (!eat(c, '('))
-        FAIL("the header's shape is not a tuple");
-    a->rank = 0;
-    for (;;) {
-        if (eat(c, ')'))
-            return 0;
-        skip_ws(c);
-        if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-            FAIL("the header's shape holds something other than non-negative integers");
-        /* any extent numpy can make (an int64): an empty array may have
-         * huge ones, and the element count is checked later */
-        uint64_t v = 0;
-        while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-            uint64_t digit = (uint64_t)(*c->p++ - '0');
-            if (v > ((uint64_t)INT64_MAX - digit) / 10)
-                FAIL("a dimension in the header's shape is larger than 2^63-1");
-            v = v * 10 + digit;
-        }
-        if (c->p < c->end && *c->p == 'L') /* Python 2 longs */
-            c->p++;
-        if (a->rank == CLNZ_MAX_RANK)
-            FAIL("the shape has more than %d dimensions", CLNZ_MAX_RANK);
-        a->shape[a->rank++] = (int64_t)v;
-        if (!eat(c, ',')) {
-            if (eat(c, ')'))
-                return 0;
-            FAIL("the header's shape tuple is malformed");
-        }
-    }
-}
-
-/* A descr: a byte order ('<', '>', '|', '=') and numpy's kind and size,
- * matched against the library's table (clnz_dtype_numpy, native order). */
-static int parse_descr(const char *d, clnz_dtype *dt, int *big, char *err, size_t err_size)
-{
-    char order = d[0];
-    if (order != '<' && order != '>' && order != '|' && order != '=')
-        FAIL("unsupported dtype '%s'", d);
-    for (int k = 0; k < CLNZ_DTYPE_COUNT; ++k) {
-        if (strcmp(d + 1, clnz_dtype_numpy((clnz_dtype)k) + 1) == 0) {
-            *dt = (clnz_dtype)k;
-            *big = order == '>' && clnz_dtype_size(*dt) > 1;
-            return 0;
-        }
-    }
-    FAIL("unsupported dtype '%s' (clnz reads bool, u8..u64, i8..i64, f16, f32, f64)", d);
-}
-
-static int parse_header(const char *h, size_t len, npy_array *a, int *big, char *err,
-                        size_t err_size)
-{
-    cursor c = {h, h + len};
-    int have_descr = 0, have_order = 0, have_shape = 0;
-    if (!eat(&c, '{'))
-        FAIL("the header is not a dictionary");
-    while (!eat(&c, '}')) {
-        char key[32];
-        if (!parse_str(&c, key, sizeof key) || !eat(&c, ':'))
-            FAIL("the header dictionary is malformed");
-        if (strcmp(key, "descr") == 0) {
-            char descr[64];
-            skip_ws(&c);
-            if (c.p < c.end && *c.p == '[')
-                FAIL("structured dtypes are not supported");
-            if (!parse_str(&c, descr, sizeof descr))
-                FAIL("the header's descr is not a string");
-            if (parse_descr(descr, &a->dtype, big, err, err_size))
-                return -1;
-            have_descr = 1;
-        } else if (strcmp(key, "fortran_order") == 0) {
-            if (parse_word(&c, "True"))
-                a->fortran_order = 1;
-            else if (parse_word(&c, "False"))
-                a->fortran_order = 0;
-            else
-                FAIL("the header's fortran_order is not True or False");
-            have_order = 1;
-        } else if (strcmp(key, "shape") == 0) {
-            if (parse_shape(&c, a, err, err_size))
-                return -1;
-            have_shape = 1;
-        } else {
-            FAIL("unexpected key '%s' in the header", key);
-        }
-        if (!eat(&c, ',')) {
-            if (eat(&c, '}'))
-                break;
-            FAIL("the header dictionary is malformed");
-        }
-    }
-    if (!have_descr || !have_order || !have_shape)
-        FAIL("the header lacks %s", !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
-    skip_ws(&c); /* numpy pads with spaces and ends with a newline: nothing else */
-    if (c.p != c.end)
-        FAIL("the header has bytes after its dictionary");
-    return 0;
-}
 
 static void byteswap(void *data, uint64_t n, size_t elem)
 {
@@ -217,9 +66,10 @@ static void set_strides(npy_array *a, int64_t n)
     }
 }
 
-/* The magic, the version and the header's length: where the header starts. */
-static int read_preamble(in_file *in, const char *name, size_t *hlen, size_t *hstart,
-                         char *err, size_t err_size)
+/* The magic, the version and the header's length: where the header starts.
+ * numpy reads versions 1.0, 2.0 and 3.0 and no other (1.1 neither). */
+static int read_preamble(in_file *in, const char *name, int *version, size_t *hlen,
+                         size_t *hstart, char *err, size_t err_size)
 {
     unsigned char b[12];
     int64_t got = in_read(in, b, 10);
@@ -229,20 +79,23 @@ static int read_preamble(in_file *in, const char *name, size_t *hlen, size_t *hs
         FAIL("%s is not a .npy file (bad magic)", name);
     if (got < 10)
         FAIL("%s is not a .npy file (too short)", name);
-    if (b[6] == 1) {
+    *version = b[6];
+    if (b[6] == 1 && b[7] == 0) {
         *hlen = (size_t)b[8] | (size_t)b[9] << 8;
         *hstart = 10;
-    } else if (b[6] == 2 || b[6] == 3) {
+    } else if ((b[6] == 2 || b[6] == 3) && b[7] == 0) {
         if (in_read(in, b + 10, 2) != 2)
             FAIL("%s: truncated header", name);
         *hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         *hstart = 12;
     } else {
-        FAIL("%s: unsupported .npy format version %d.%d", name, b[6], b[7]);
+        FAIL("%s: unsupported .npy format version %d.%d (numpy writes 1.0, 2.0 and 3.0)", name,
+             b[6], b[7]);
     }
     if (*hlen > NPY_HEADER_LEN_MAX)
         FAIL("%s: a header of %zu bytes is absurdly long", name, *hlen);
-    if (!in->stream && *hlen > in->size - *hstart)
+    /* the size is the one at open: a file that grew since is read as it was */
+    if (!in->stream && (in->size < *hstart || *hlen > in->size - *hstart))
         FAIL("%s: truncated header", name);
     return 0;
 }
@@ -251,14 +104,15 @@ static int read_header(in_file *in, const char *name, npy_array *a, int *big, si
                        char *err, size_t err_size)
 {
     size_t hlen, hstart;
-    if (read_preamble(in, name, &hlen, &hstart, err, err_size))
+    int version;
+    if (read_preamble(in, name, &version, &hlen, &hstart, err, err_size))
         return -1;
     char *h = malloc(hlen ? hlen : 1);
     if (!h)
         FAIL("%s: out of memory", name);
     int64_t got = in_read(in, h, hlen);
-    char perr[200];
-    int bad = got != (int64_t)hlen || parse_header(h, hlen, a, big, perr, sizeof perr);
+    char perr[512];
+    int bad = got != (int64_t)hlen || npy_parse_header(h, hlen, version, a, big, perr, sizeof perr);
     free(h);
     if (got < 0)
         FAIL("cannot read %s: %s", name, strerror(errno));

@@ -397,10 +397,14 @@ static void keep_owner(int fd, const struct stat *was)
         errno = 0; /* neither: the file is the caller's */
 }
 
-/* The folder, the temporary with the target's mode and owner. */
+/* The folder, the temporary with the target's mode and owner. A failure
+ * names the output and its folder (a symlink's target's): one that cannot
+ * be opened, or one where no file can be created (read-only, full), which
+ * clnz needs even to replace a file it may write. */
 static int prepare_regular(out_file *f, const char *target, char *err, size_t err_size)
 {
-    char q[IO_QUOTE_MAX];
+    char q[IO_QUOTE_MAX], qd[IO_QUOTE_MAX];
+    const char *name = io_quote(f->path, q, sizeof q);
     const char *base;
     size_t dn = dir_part(target, &base);
     char *dir = dn ? strndup(target, dn) : strdup(".");
@@ -411,25 +415,27 @@ static int prepare_regular(out_file *f, const char *target, char *err, size_t er
     }
     f->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int e = errno;
+    const char *folder = io_quote(dir, qd, sizeof qd);
     free(dir);
     struct stat ds;
     if (f->dirfd < 0 || fstat(f->dirfd, &ds) != 0)
-        FAIL("cannot create %s: %s", io_quote(f->path, q, sizeof q), strerror(f->dirfd < 0 ? e : errno));
+        FAIL("cannot write %s: folder %s: %s", name, folder, strerror(f->dirfd < 0 ? e : errno));
     f->dir_dev = ds.st_dev;
     f->dir_ino = ds.st_ino;
     /* a long name fails here, not at the rename */
     if (!f->exists && fstatat(f->dirfd, f->base, &ds, AT_SYMLINK_NOFOLLOW) != 0 && errno != ENOENT)
-        FAIL("cannot create %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
+        FAIL("cannot write %s: %s", name, strerror(errno));
     if (f->exists && faccessat(f->dirfd, f->base, W_OK, AT_EACCESS) != 0)
-        FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
+        FAIL("cannot write %s: %s", name, strerror(errno));
     out_remove_stale(f->dirfd);
     f->fd = open_temp(f, 0666); /* less the umask */
     if (f->fd < 0)
-        FAIL("cannot create %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
+        FAIL("cannot write %s: no file can be created in folder %s (the output is written "
+             "there first, then renamed into place): %s", name, folder, strerror(errno));
     if (f->exists) { /* a replaced file keeps its mode (not set-id bits: it is data now) */
         keep_owner(f->fd, &f->st);
         if (fchmod(f->fd, f->st.st_mode & 01777) != 0)
-            FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
+            FAIL("cannot write %s: %s", name, strerror(errno));
     }
     return 0;
 }
@@ -622,8 +628,8 @@ static int commit_regular(out_set *s, char *err, size_t err_size)
     for (int i = 0; i < s->n && !rc; ++i) {
         out_file *f = s->files[i];
         if (!f->through && f->anonymous && link_temp(f) != 0) {
-            snprintf(err, err_size, "cannot create %s: %s", io_quote(f->path, q, sizeof q),
-                     strerror(errno));
+            snprintf(err, err_size, "cannot write %s: cannot name its temporary file: %s",
+                     io_quote(f->path, q, sizeof q), strerror(errno));
             rc = -1;
         }
     }

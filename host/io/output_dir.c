@@ -27,6 +27,7 @@ struct out_dir {
     char *path;   /* as given, for messages */
     int parent;   /* the folder that holds the target */
     char *base;   /* the target's name in it */
+    char *parent_name; /* the parent, quoted for messages */
     int exists;   /* the target is there (empty, or the caller's) */
     mode_t mode;  /* its mode, which the new folder keeps */
     char tmp[TMP_NAME + 1];
@@ -120,8 +121,8 @@ static char *resolve(const char *path, struct stat *sb, int *exists)
 static int check_target(out_dir *d, const char *target, const struct stat *sb, out_dir_ours ours,
                         char *err, size_t err_size)
 {
-    char q[IO_QUOTE_MAX];
-    const char *name = io_quote(d->path, q, sizeof q);
+    char q[IO_QUOTE_MAX], qp[IO_QUOTE_MAX];
+    const char *name = io_quote(d->path, qp, sizeof qp);
     if (d->exists && !S_ISDIR(sb->st_mode))
         FAIL("%s exists and is not a folder: a bundle is written as a folder", name);
     if (d->exists) {
@@ -143,11 +144,18 @@ static int check_target(out_dir *d, const char *target, const struct stat *sb, o
     char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target))
                       : strdup(".");
     d->base = strdup(base);
-    d->parent = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (!dir || !d->base) {
+        free(dir);
+        FAIL("out of memory");
+    }
+    d->parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int e = errno;
+    d->parent_name = strdup(io_quote(dir, q, sizeof q));
     free(dir);
-    if (!d->base || d->parent < 0)
-        FAIL("cannot create %s: %s", name, strerror(d->base ? e : ENOMEM));
+    if (!d->parent_name)
+        FAIL("out of memory");
+    if (d->parent < 0)
+        FAIL("cannot write %s: folder %s: %s", name, d->parent_name, strerror(e));
     return 0;
 }
 
@@ -207,8 +215,9 @@ out_dir *out_dir_begin(const char *path, out_dir_ours ours, char *err, size_t er
         out_set_signal_hook(on_signal);
         out_registry_unlock();
         if (make_temp(d) != 0) {
-            snprintf(err, err_size, "cannot create %s: %s", io_quote(path, q, sizeof q),
-                     strerror(errno));
+            snprintf(err, err_size, "cannot write %s: no folder can be created in folder %s "
+                     "(the bundle is written there first, then renamed into place): %s",
+                     io_quote(path, q, sizeof q), d->parent_name, strerror(errno));
             rc = -1;
         }
     }
@@ -308,5 +317,6 @@ void out_dir_discard(out_dir *d)
         close(d->parent);
     free(d->path);
     free(d->base);
+    free(d->parent_name);
     free(d);
 }
