@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(...)                               \
-    do {                                        \
-        snprintf(err, err_size, __VA_ARGS__);   \
-        return -1;                              \
-    } while (0)
-
 /* The array over a malloc'd C-order buffer (freed by npy_free). */
 static void image_array(npy_array *a, void *pixels, clnz_dtype dt, int64_t h, int64_t w, int c)
 {

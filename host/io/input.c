@@ -19,12 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FAIL(...)                                \
-    do {                                         \
-        snprintf(err, err_size, __VA_ARGS__);    \
-        return -1;                               \
-    } while (0)
-
 const char *io_quote(const char *path, char *buf, size_t n)
 {
     static const char hex[] = "0123456789abcdef";

@@ -1,4 +1,5 @@
-/* io.h: the clnz command's file formats: .npy in and out (npy.c), PNG, PGM
+/* io.h: the clnz command's file formats: .npy in and out (npy.c, its
+ * header's text npy_header.c), PNG, PGM
  * and PPM images in (image.c), over the input files of input.c; csv and
  * txt out (text_out.c). Outputs are written through output.h. */
 #ifndef CLNZ_CLI_NPY_H
@@ -8,6 +9,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* The readers' way out: the reason into err (err_size bytes), then -1. */
+#define FAIL(...)                                \
+    do {                                         \
+        snprintf(err, err_size, __VA_ARGS__);    \
+        return -1;                               \
+    } while (0)
 
 typedef struct {
     clnz_dtype dtype;

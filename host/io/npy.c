@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(...)                                \
-    do {                                         \
-        snprintf(err, err_size, __VA_ARGS__);    \
-        return -1;                               \
-    } while (0)
-
 /* numpy writes headers of a few hundred bytes (and reads at most 10000 by
  * default); a longer one is not worth allocating for. */
 #define NPY_HEADER_LEN_MAX (1u << 20)

@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAIL(...)                                \
-    do {                                         \
-        snprintf(err, err_size, __VA_ARGS__);    \
-        return -1;                               \
-    } while (0)
-
 /* ---- the descr: a dtype as np.dtype reads a string ----
  *
  * np.load hands the header's descr to np.dtype, which reads a string in
