@@ -19,28 +19,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *io_quote(const char *path, char *buf, size_t n)
+size_t io_escape(const char *s, size_t n, int escape_high, char *buf, size_t k, size_t size,
+                 size_t *used)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t k = 0;
-    buf[k++] = '\'';
-    for (const unsigned char *p = (const unsigned char *)path; *p; ++p) {
-        if (k + 8 >= n) { /* room for an escape, "...'" and the NUL */
-            memcpy(buf + k, "...", 3);
-            k += 3;
-            break;
-        }
-        unsigned char c = *p;
+    size_t i = 0;
+    for (; i < n && k + 8 < size; ++i) { /* room for an escape, "...'" and the NUL */
+        unsigned char c = (unsigned char)s[i];
         if (c == '\n' || c == '\t' || c == '\r') {
             buf[k++] = '\\';
             buf[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-        } else if (c < 0x20 || c == 0x7f) {
+        } else if (c < 0x20 || c == 0x7f || (escape_high && c > 0x7f)) {
             buf[k++] = '\\', buf[k++] = 'x', buf[k++] = hex[c >> 4], buf[k++] = hex[c & 15];
         } else {
             if (c == '\'' || c == '\\')
                 buf[k++] = '\\';
             buf[k++] = (char)c;
         }
+    }
+    *used = i;
+    return k;
+}
+
+const char *io_quote(const char *path, char *buf, size_t n)
+{
+    size_t len = strlen(path), used;
+    buf[0] = '\'';
+    size_t k = io_escape(path, len, 0, buf, 1, n, &used);
+    if (used < len) {
+        memcpy(buf + k, "...", 3);
+        k += 3;
     }
     buf[k++] = '\'';
     buf[k] = '\0';

@@ -308,22 +308,9 @@ static int eat(cursor *c, char ch)
  * after 40 bytes ("..." after the quote says so). */
 static const char *quote_part(const char *s, size_t n, char *buf, size_t size)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0, cut = n < 40 ? n : 40;
-    buf[k++] = '\'';
-    for (size_t i = 0; i < cut && k + 8 < size; ++i) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '\n' || ch == '\t' || ch == '\r') {
-            buf[k++] = '\\';
-            buf[k++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r';
-        } else if (ch < 0x20 || ch >= 0x7f) {
-            buf[k++] = '\\', buf[k++] = 'x', buf[k++] = hex[ch >> 4], buf[k++] = hex[ch & 15];
-        } else {
-            if (ch == '\'' || ch == '\\')
-                buf[k++] = '\\';
-            buf[k++] = (char)ch;
-        }
-    }
+    size_t cut = n < 40 ? n : 40, used;
+    buf[0] = '\'';
+    size_t k = io_escape(s, cut, 1, buf, 1, size, &used);
     buf[k++] = '\'';
     buf[k] = '\0';
     if (cut < n && k + 4 <= size)
