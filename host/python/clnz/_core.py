@@ -41,13 +41,20 @@ class LibraryWarning(UserWarning):
     context and message."""
 
 
+def known_dtype(v):
+    """The numpy dtype v names, or None where numpy knows none (None itself
+    too: np.dtype(None) is float64); the callers refuse it with their own
+    message and exception."""
+    try:
+        return np.dtype(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 def dtype_index(dtype, what):
     """clnz_dtype of a numpy dtype in native byte order; TypeError otherwise
     (a name numpy does not know too, with clnz's message, not numpy's)."""
-    try:
-        dt = np.dtype(dtype) if dtype is not None else None  # np.dtype(None) is float64
-    except (TypeError, ValueError):
-        dt = None
+    dt = known_dtype(dtype)
     i = _DTYPE_INDEX.get(dt) if dt is not None and dt.fields is None else None
     if i is None:
         raise TypeError(f"clnz: {what}: unsupported dtype {repr(dtype) if dt is None else dt} "
@@ -109,10 +116,7 @@ def index_type(index):
     """The library's index type of `index`: one of its names or numpy dtypes
     (int64, int32, uint32, native byte order: the results are). Anything else,
     a name numpy does not know included, is a ValueError as for every option."""
-    try:
-        dt = np.dtype(index) if index is not None else None  # np.dtype(None) is float64
-    except (TypeError, ValueError):
-        dt = None
+    dt = known_dtype(index)
     if dt is None or dt.name not in _lib.INDEX_TYPES or not dt.isnative:
         raise ValueError(f"clnz: unknown index type {index!r} "
                          f"(one of {', '.join(_lib.INDEX_TYPES)})")
