@@ -63,7 +63,9 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
 #define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
 #define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
-#define CLNZ_ERROR_INVALID_VALUE (-2009)  /* a predicate, fill or scalar value out of range */
+/* A predicate, fill or scalar value out of range, or a CLNZ_* environment
+ * variable's value that clnz does not take (the message names it). */
+#define CLNZ_ERROR_INVALID_VALUE (-2009)
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
 #define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
 #define CLNZ_ERROR_UNSUPPORTED_STRATEGY (-2012) /* a forced strategy that cannot serve the call */
@@ -77,7 +79,10 @@ typedef int clnz_status;
 /* This process is a child forked after OpenCL was in use in its parent:
  * the driver's threads did not come along, so OpenCL calls would hang.
  * Every call that would reach the driver fails at once with this status
- * (clnz_context_release of a context from before the fork does nothing). */
+ * (clnz_context_release of a context from before the fork does nothing),
+ * and so do clnz_context_stats and clnz_context_launch; the queries that
+ * return no status (clnz_context_strategy, ...) still answer, without
+ * waiting on a lock a thread of the parent may have held at the fork. */
 #define CLNZ_ERROR_FORKED (-2015)
 
 /* A short constant name and meaning for any status, OpenCL's included. */
@@ -236,7 +241,8 @@ clnz_status clnz_strategy_parse(const char *name, clnz_strategy *strategy);
  * device lacks what it needs for) fails with
  * CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why: never a silent fallback.
  * The environment variable CLNZ_STRATEGY (the names above) sets it when a
- * context is created; an unknown name there fails the creation. */
+ * context is created; an unknown name there fails the creation with
+ * CLNZ_ERROR_INVALID_VALUE. */
 clnz_status clnz_context_set_strategy(clnz_context *ctx, clnz_strategy strategy);
 /* The forced strategy, or CLNZ_STRATEGY_AUTO. */
 clnz_strategy clnz_context_strategy(const clnz_context *ctx);

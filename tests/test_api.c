@@ -102,7 +102,21 @@ static void test_bad_arguments(void **state)
     clnz_tensor bad_dtype = {(clnz_dtype)99, 1, shape, NULL};
     clnz_tensor bad_rank = {CLNZ_U8, 33, shape, NULL};
     clnz_tensor bad_shape = {CLNZ_U8, 1, neg, NULL};
-    assert_int_equal(clnz_nonzero(ctx, &bad_dtype, data, NULL, NULL, &res), CLNZ_ERROR_UNSUPPORTED_DTYPE);
+    /* a value outside the enum is a bad argument, as every bad enum;
+     * UNSUPPORTED_DTYPE is for a real dtype a call does not take */
+    assert_int_equal(clnz_nonzero(ctx, &bad_dtype, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "unknown dtype 99 (the dtypes are 0..11)");
+    bad_dtype.dtype = (clnz_dtype)-1;
+    assert_int_equal(clnz_count(ctx, &bad_dtype, data, NULL, &(int64_t){0}),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "unknown dtype -1 (the dtypes are 0..11)");
+    cl_mem mbuf = tu_buffer(16, NULL), dbuf = tu_buffer(4, data);
+    assert_int_equal(clnz_mask_enqueue(ctx, &t, dbuf, 0, NULL, (clnz_dtype)99, mbuf, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_mask_enqueue(ctx, &t, dbuf, 0, NULL, CLNZ_F32, mbuf, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_UNSUPPORTED_DTYPE);
+    clReleaseMemObject(mbuf);
+    clReleaseMemObject(dbuf);
     assert_int_equal(clnz_nonzero(ctx, &bad_rank, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_nonzero(ctx, &bad_shape, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_nonzero(ctx, &t, NULL, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);

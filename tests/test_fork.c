@@ -10,6 +10,7 @@
  * alarm turns a hang into a failure. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,76 @@ static int child_after_use(void)
     return 0;
 }
 
+/* clnz's context lock, which a parent thread may hold when another forks
+ * (internal: declared here as host/core/context.h does) */
+clnz_context *ctx_hold(const clnz_context *ctx);
+void ctx_hold_end(clnz_context **held);
+
+static int child_with_lock_held(void)
+{
+    clnz_stats st;
+    if (clnz_context_stats(parent_ctx, &st) != CLNZ_ERROR_FORKED)
+        return 1;
+    clnz_launch l;
+    if (clnz_context_launch(parent_ctx, "nonzero", &l, NULL) != CLNZ_ERROR_FORKED)
+        return 2;
+    if (clnz_context_strategy(parent_ctx) != CLNZ_STRATEGY_TWO_PASS)
+        return 3;
+    if (clnz_context_auto_strategy(parent_ctx) >= CLNZ_STRATEGY_COUNT)
+        return 4;
+    int64_t z = -1;
+    if (clnz_count(parent_ctx, &tensor, data, NULL, &z) != CLNZ_ERROR_FORKED)
+        return 5;
+    if (!strstr(clnz_context_message(parent_ctx), "forked after OpenCL"))
+        return 6;
+    if (clnz_context_set_strategy(parent_ctx, CLNZ_STRATEGY_AUTO) != CLNZ_ERROR_FORKED)
+        return 7;
+    clnz_context_release(parent_ctx);
+    return 0;
+}
+
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int holding, forked;
+
+/* Holds the context's lock until the main thread has forked. */
+static void *lock_holder(void *arg)
+{
+    (void)arg;
+    clnz_context *held = ctx_hold(parent_ctx);
+    pthread_mutex_lock(&gate);
+    holding = 1;
+    pthread_cond_broadcast(&gate_cond);
+    while (!forked)
+        pthread_cond_wait(&gate_cond, &gate);
+    pthread_mutex_unlock(&gate);
+    ctx_hold_end(&held);
+    return NULL;
+}
+
+/* Another thread of the parent holds the context's lock at the fork: the
+ * child's queries answer, its other calls fail with FORKED, none hangs. */
+static void test_fork_with_the_lock_held(void **state)
+{
+    (void)state;
+    TU_CHECK(parent_ctx, clnz_context_set_strategy(parent_ctx, CLNZ_STRATEGY_TWO_PASS));
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, lock_holder, NULL), 0);
+    pthread_mutex_lock(&gate);
+    while (!holding)
+        pthread_cond_wait(&gate_cond, &gate);
+    pthread_mutex_unlock(&gate);
+    in_child(child_with_lock_held);
+    pthread_mutex_lock(&gate);
+    forked = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    TU_CHECK(parent_ctx, clnz_context_set_strategy(parent_ctx, CLNZ_STRATEGY_AUTO));
+    clnz_stats st;
+    TU_CHECK(parent_ctx, clnz_context_stats(parent_ctx, &st)); /* the parent's lock works on */
+}
+
 static void test_fork_after_opencl(void **state)
 {
     (void)state;
@@ -124,6 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_before_opencl), /* first: nothing has touched OpenCL */
         cmocka_unit_test(test_fork_after_opencl),
+        cmocka_unit_test(test_fork_with_the_lock_held), /* after: the context is made */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

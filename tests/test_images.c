@@ -85,6 +85,10 @@ static void test_region_of_interest_in_pitched_rows(void **state)
     d.row_pitch = 640, d.channels = 0;
     assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    d.channels = 1, d.dtype = (clnz_dtype)CLNZ_DTYPE_COUNT; /* outside the enum */
+    assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "unknown dtype 12"));
     free(sel);
     free(img);
 }

@@ -112,6 +112,8 @@ static void test_scan_rejects_bad_arguments(void **state)
     cl_mem b = tu_buffer(64, NULL);
     assert_int_equal(clnz_scan_enqueue(ctx, CLNZ_F32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_UNSUPPORTED_DTYPE);
+    assert_int_equal(clnz_scan_enqueue(ctx, (clnz_dtype)99, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT); /* not a dtype at all */
     assert_int_equal(clnz_scan_enqueue(ctx, CLNZ_U32, b, 0, b, 0, 17, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT); /* 68 bytes > 64 */
     assert_int_equal(clnz_scan_enqueue(ctx, CLNZ_U64, b, 4, b, 0, 2, NULL, 0, 0, NULL, NULL),

@@ -45,17 +45,21 @@ static clnz_context *context_new(void)
     return c;
 }
 
+/* In a child forked after OpenCL was in use the lock is not taken: a
+ * thread of the parent may have held it at the fork, and it never unlocks
+ * there. Every call that would change the context has failed by then
+ * (CLNZ_ERROR_FORKED); the queries that are left only read it. */
 clnz_context *ctx_hold(const clnz_context *ctx)
 {
     clnz_context *c = (clnz_context *)ctx; /* the lock is the one field a const call changes */
-    if (c)
+    if (c && !fork_guard_tripped())
         pthread_mutex_lock(&c->lock);
     return c;
 }
 
 void ctx_hold_end(clnz_context **held)
 {
-    if (*held)
+    if (*held && !fork_guard_tripped()) /* as ctx_hold: a process is forked or not for good */
         pthread_mutex_unlock(&(*held)->lock);
 }
 
@@ -82,7 +86,9 @@ static void launch_from_store(clnz_context *c)
 }
 
 /* CLNZ_STRATEGY forces a strategy on every context; a name clnz does not
- * know fails the creation rather than being ignored. */
+ * know fails the creation rather than being ignored, with INVALID_VALUE as
+ * every other CLNZ_* variable's bad value (UNSUPPORTED_STRATEGY is for a
+ * real strategy that cannot serve a call). */
 static clnz_status strategy_from_env(clnz_context *c, char *msg, size_t msg_size)
 {
     const char *env = getenv("CLNZ_STRATEGY");
@@ -95,7 +101,7 @@ static clnz_status strategy_from_env(clnz_context *c, char *msg, size_t msg_size
                  "CLNZ_STRATEGY=%.100s: unknown strategy (auto, single-tile, two-pass, lookback, "
                  "stream)",
                  env);
-    return CLNZ_ERROR_UNSUPPORTED_STRATEGY;
+    return CLNZ_ERROR_INVALID_VALUE;
 }
 
 /* Whether programs may be compiled here: FPGA platforms have no run-time
@@ -369,6 +375,8 @@ void clnz_context_release(clnz_context *c)
 
 clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
 {
+    if (fork_guard_tripped())
+        return CLNZ_ERROR_FORKED;
     if (!c || !stats)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     CTX_HOLD(c);

@@ -11,12 +11,21 @@
  * never overflow. */
 #define MAX_ELEMENTS (UINT64_C(1) << 62)
 
+clnz_status dtype_check(clnz_context *ctx, clnz_dtype dtype)
+{
+    if ((unsigned)dtype < CLNZ_DTYPE_COUNT)
+        return CLNZ_SUCCESS;
+    return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown dtype %d (the dtypes are 0..%d)",
+                    (int)dtype, CLNZ_DTYPE_COUNT - 1);
+}
+
 clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info)
 {
     if (!t)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "tensor is NULL");
-    if ((unsigned)t->dtype >= CLNZ_DTYPE_COUNT)
-        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "unknown dtype %d", (int)t->dtype);
+    clnz_status st = dtype_check(ctx, t->dtype);
+    if (st)
+        return st;
     if (t->rank < 0 || t->rank > CLNZ_MAX_RANK)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "rank %d is outside 0..%d", t->rank,
                         CLNZ_MAX_RANK);

@@ -18,6 +18,10 @@ typedef struct {
 } tensor_info;
 
 clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info);
+/* A dtype value outside the enum is a bad argument (INVALID_ARGUMENT, as
+ * every bad enum); UNSUPPORTED_DTYPE is kept for a real dtype that the call
+ * does not take. */
+clnz_status dtype_check(clnz_context *ctx, clnz_dtype dtype);
 /* Element offset of logical element 0 inside a buffer, from a byte offset. */
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
                         int64_t *base);

@@ -18,9 +18,10 @@ clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_
     CTX_ENTER(ctx);
     if (!img || !t || !shape || !strides || !offset)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "a NULL argument");
+    clnz_status st = dtype_check(ctx, img->dtype);
+    if (st)
+        return st;
     size_t es = clnz_dtype_size(img->dtype);
-    if (!es)
-        return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "unknown dtype %d", (int)img->dtype);
     if (img->channels < 1)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "an image has 1 or more channels");
     size_t px = (size_t)img->channels * es;

@@ -17,6 +17,9 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
                               const cl_event *wait_list, cl_event *out_event)
 {
     CTX_ENTER(ctx);
+    clnz_status st = dtype_check(ctx, mask_dtype);
+    if (st)
+        return st;
     if (mask_dtype != CLNZ_U8 && mask_dtype != CLNZ_BOOL && mask_dtype != CLNZ_U32)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "a mask is u8, bool or u32");
     cl_int out_bytes = (cl_int)clnz_dtype_size(mask_dtype);
@@ -25,7 +28,7 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
     int64_t base;
     cl_mem meta = NULL;
     cl_kernel k;
-    clnz_status st = events_check(ctx, num_events, wait_list);
+    st = events_check(ctx, num_events, wait_list);
     if (!st)
         st = tensor_check(ctx, in, &t);
     if (!st)

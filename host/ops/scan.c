@@ -9,11 +9,14 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
                               const cl_event *wait_list, cl_event *out_event)
 {
     CTX_ENTER(ctx);
+    clnz_status st = dtype_check(ctx, dtype);
+    if (st)
+        return st;
     if (dtype != CLNZ_U32 && dtype != CLNZ_U64)
         return ctx_fail(ctx, CLNZ_ERROR_UNSUPPORTED_DTYPE, "scan takes u32 or u64, not %s",
-                        clnz_dtype_name(dtype) ? clnz_dtype_name(dtype) : "an unknown dtype");
+                        clnz_dtype_name(dtype));
     size_t elem = clnz_dtype_size(dtype);
-    clnz_status st = events_check(ctx, num_events, wait_list);
+    st = events_check(ctx, num_events, wait_list);
     if (!st)
         st = buffer_check(ctx, in_buf, "input", in_offset, n, elem);
     if (!st)

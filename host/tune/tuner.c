@@ -27,6 +27,8 @@
 clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel, clnz_launch *l,
                                 clnz_launch_source *source)
 {
+    if (fork_guard_tripped())
+        return CLNZ_ERROR_FORKED;
     CTX_HOLD(ctx);
     if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
