@@ -13,6 +13,18 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The library's madvise calls, counted: this definition in the test
+ * program takes the place of libc's for libclnz.a's objects linked in. */
+static int madv_free_calls;
+int madvise(void *addr, size_t len, int advice)
+{
+    madv_free_calls += advice == MADV_FREE;
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
 
 enum { ROWS = 1152, COLS = 4096 }; /* rows of 2 int64: 4.5 Mi entries are 72 MiB */
 
@@ -126,6 +138,23 @@ static void test_a_result_freed_with_free(void **state)
     free(most);
 }
 
+/* A block given back after the last context is released is freed at once,
+ * without first advising its pages free (a wasted system call); one given
+ * back while a context lives is advised and kept. */
+static void test_no_advice_after_the_last_context(void **state)
+{
+    (void)state;
+    float *x = input(7);
+    clnz_result live = nonzero_checked(x), late = nonzero_checked(x);
+    int before = madv_free_calls;
+    clnz_result_free(&live);
+    assert_int_equal(madv_free_calls, before + 1); /* the counter sees the library's calls */
+    tu_context_done(); /* the last context */
+    clnz_result_free(&late);
+    assert_int_equal(madv_free_calls, before + 1);
+    free(x);
+}
+
 int main(void)
 {
     tu_seed("test_result_mem");
@@ -133,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_large_results_take_the_block_the_last_one_left),
         cmocka_unit_test(test_select_results_are_kept),
         cmocka_unit_test(test_a_result_freed_with_free),
+        cmocka_unit_test(test_no_advice_after_the_last_context), /* last: it releases */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -130,11 +130,24 @@ static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
 }
 #endif
 
+#if CAN_KEEP
+/* Whether a block given back now may be kept: a hint read before the
+ * madvise (after the last context's release it would be wasted on a block
+ * freed at once); keep() decides under the lock. */
+static int keeping(void)
+{
+    pthread_mutex_lock(&lock);
+    int any = live_contexts > 0;
+    pthread_mutex_unlock(&lock);
+    return any;
+}
+#endif
+
 void free_result(void *p)
 {
 #if CAN_KEEP
     size_t bytes = p ? malloc_usable_size(p) : 0;
-    if (bytes > HEAP_REUSE_MAX && bytes <= KEPT_MAX_BYTES &&
+    if (bytes > HEAP_REUSE_MAX && bytes <= KEPT_MAX_BYTES && keeping() &&
         advise_inside(p, bytes, MADV_FREE) == 0) { /* outside the lock: a system call */
         void *evicted[KEPT_SLOTS + 1];
         int n_evicted = 0;
