@@ -395,6 +395,15 @@ typedef struct {
 } clnz_nonzero_options;
 
 void clnz_nonzero_options_init(clnz_nonzero_options *opts);
+/* Checks the options alone, before any input is at hand: an unknown
+ * layout, order or index type, flat with a width or order xy (they would
+ * change nothing), a width outside 0..32, a negative size, a fill the index
+ * type cannot hold. The status is the one a call with these options would
+ * return, the reason goes to msg (may be NULL). Every call makes these
+ * checks too, and those its input needs (a width below its rank, indices
+ * that overflow the index type). */
+clnz_status clnz_nonzero_options_check(const clnz_nonzero_options *opts, char *msg,
+                                       size_t msg_size);
 
 /* Width the options give for a tensor of this rank (resolving 0). */
 int clnz_nonzero_width(const clnz_nonzero_options *opts, int rank);

@@ -558,6 +558,58 @@ static void test_invalid_width_names_the_valid_widths(void **state)
 /* clnz_warmup refuses a bit no name stands for, in any field, naming the
  * field and the bits, before it builds anything (it dropped them: a
  * warm-up then covered less than asked, silently). */
+/* clnz_nonzero_options_check gives, before any input, the status and the
+ * reason a call with the same options gives; options a call takes pass. */
+static void test_options_checked_alone_as_a_call_checks_them(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[] = {2, 3};
+    uint8_t data[6] = {1, 0, 2, 0, 0, 3};
+    clnz_tensor t = {CLNZ_U8, 2, shape, NULL};
+    clnz_nonzero_options base;
+    clnz_nonzero_options_init(&base);
+    enum { N_CASES = 12 };
+    clnz_nonzero_options cases[N_CASES];
+    for (int i = 0; i < N_CASES; ++i)
+        cases[i] = base;
+    cases[0].layout = (clnz_layout)3;
+    cases[1].order = (clnz_order)-1;
+    cases[2].layout = CLNZ_LAYOUT_FLAT, cases[2].order = CLNZ_ORDER_XY;
+    cases[3].index_type = (clnz_index_type)9;
+    cases[4].layout = CLNZ_LAYOUT_FLAT, cases[4].width = 2;
+    cases[5].has_size = 1, cases[5].size = -1;
+    cases[6].index_type = CLNZ_INDEX_INT32, cases[6].fill = INT64_C(1) << 31;
+    cases[7].index_type = CLNZ_INDEX_UINT32, cases[7].fill = -2;
+    cases[8].index_type = CLNZ_INDEX_UINT32, cases[8].has_size = 1, cases[8].size = 9,
+    cases[8].fill = UINT32_MAX; /* uint32 holds it: taken */
+    cases[9].layout = CLNZ_LAYOUT_COLUMNS, cases[9].order = CLNZ_ORDER_XY, cases[9].width = 32;
+    cases[10].index_type = CLNZ_INDEX_INT32, cases[10].fill = INT32_MIN;
+    /* cases[11]: the defaults */
+    for (int i = 0; i < N_CASES; ++i) {
+        char msg[300] = "stale";
+        clnz_status alone = clnz_nonzero_options_check(&cases[i], msg, sizeof msg);
+        clnz_result res;
+        clnz_status call = clnz_nonzero(ctx, &t, data, NULL, &cases[i], &res);
+        if (!call)
+            clnz_result_free(&res);
+        if (alone != call)
+            fail_msg("case %d: alone %d, a call %d", i, alone, call);
+        assert_string_equal(msg, call ? clnz_context_message(ctx) : "");
+        assert_int_equal(clnz_nonzero_options_check(&cases[i], NULL, 0), call); /* no msg */
+    }
+    /* the width's range, with no input to name */
+    cases[0] = base, cases[0].width = 33;
+    char msg[300];
+    assert_int_equal(clnz_nonzero_options_check(&cases[0], msg, sizeof msg),
+                     CLNZ_ERROR_INVALID_WIDTH);
+    assert_string_equal(msg, "width 33 is not a coordinate width: the widths are 0 (the "
+                             "input's rank) or 1..32 coordinates per entry");
+    assert_int_equal(clnz_nonzero_options_check(NULL, msg, sizeof msg),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "options are NULL");
+}
+
 static void test_unknown_bits_and_names_are_refused_with_a_reason(void **state)
 {
     (void)state;
@@ -636,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
         cmocka_unit_test(test_invalid_width_names_the_valid_widths),
         cmocka_unit_test(test_unknown_bits_and_names_are_refused_with_a_reason),
+        cmocka_unit_test(test_options_checked_alone_as_a_call_checks_them),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

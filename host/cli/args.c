@@ -285,24 +285,13 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     if (a->batch && a->opts.layout != CLNZ_LAYOUT_ROWS)
         return fail(EXIT_USAGE, "--batch writes rows only: no --layout columns or flat");
     if (is_nonzero) {
-        /* options that would change nothing are refused, not ignored */
-        int flat = a->opts.layout == CLNZ_LAYOUT_FLAT;
-        if (flat && a->opts.width)
-            return fail(EXIT_USAGE, "--width counts coordinates per entry: --layout flat has "
-                                    "one index per entry");
-        if (flat && a->opts.order == CLNZ_ORDER_XY)
-            return fail(EXIT_USAGE, "--order xy reverses coordinates: --layout flat has none");
         if (a->fill_given && !a->opts.has_size)
             return fail(EXIT_USAGE, "--fill pads a --size S result: it needs --size");
-        int64_t lo = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MIN
-                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MIN
-                                                              : -1;
-        int64_t hi = a->opts.index_type == CLNZ_INDEX_INT64   ? INT64_MAX
-                     : a->opts.index_type == CLNZ_INDEX_INT32 ? INT32_MAX
-                                                              : UINT32_MAX;
-        if (a->opts.fill < lo || a->opts.fill > hi)
-            return fail(EXIT_USAGE, "--fill %lld does not fit the index type",
-                        (long long)a->opts.fill);
+        /* the library's checks of the options alone (flat with --width or
+         * --order xy, a fill the index type cannot hold), before any input */
+        char why[CLI_ERR_MAX];
+        if (clnz_nonzero_options_check(&a->opts, why, sizeof why) != CLNZ_SUCCESS)
+            return fail(EXIT_USAGE, "%s", why);
     }
     return EXIT_OK;
 }

@@ -4,10 +4,30 @@
 #include "ops/ops.h"
 #include "core/result_mem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 size_t index_bytes(clnz_index_type t) { return t == CLNZ_INDEX_INT64 ? 8 : 4; }
+
+/* Each index type's name and the values it holds: an index reaches max, a
+ * fill any value from min (uint32's -1 is 4294967295). */
+static const struct {
+    const char *name;
+    int64_t min;
+    uint64_t max;
+} index_range[] = {{"int64", INT64_MIN, INT64_MAX}, {"int32", INT32_MIN, INT32_MAX},
+                   {"uint32", -1, UINT32_MAX}};
+
+/* The rank without leading size-1 dimensions: the fewest coordinates that
+ * tell the entries apart. */
+static int effective_rank(const tensor_info *t)
+{
+    int effective = t->rank;
+    for (int d = 0; d < t->rank && t->shape[d] == 1; ++d)
+        --effective;
+    return effective;
+}
 
 void clnz_nonzero_options_init(clnz_nonzero_options *o)
 {
@@ -43,70 +63,102 @@ int clnz_nonzero_width(const clnz_nonzero_options *o, int rank)
     return (o && o->layout == CLNZ_LAYOUT_COLUMNS && rank == 0) ? 1 : rank;
 }
 
+#define SAY(st, ...) (snprintf(msg, msg_size, __VA_ARGS__), (st))
+
+/* The checks that need no input, for clnz_nonzero_options_check and every
+ * call, in two parts: the options' form here (t: the call's input, for
+ * messages that name its rank; NULL for none), their values below. The
+ * reason goes to msg. */
+static clnz_status check_form(const clnz_nonzero_options *o, const tensor_info *t, char *msg,
+                               size_t msg_size)
+{
+    if ((unsigned)o->layout > CLNZ_LAYOUT_FLAT)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)o->layout);
+    if ((unsigned)o->order > CLNZ_ORDER_XY)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT, "unknown order %d", (int)o->order);
+    if (o->order == CLNZ_ORDER_XY && o->layout == CLNZ_LAYOUT_FLAT)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT,
+                   "order xy reverses coordinates: it needs the rows or columns layout");
+    if ((unsigned)o->index_type > CLNZ_INDEX_UINT32)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT, "unknown index type %d", (int)o->index_type);
+    if (o->width && o->layout == CLNZ_LAYOUT_FLAT) /* as order xy: never ignored silently */
+        return SAY(CLNZ_ERROR_INVALID_WIDTH,
+                   "width %d counts coordinates per entry: it needs the rows or columns layout "
+                   "(flat has one index per entry: width 0)",
+                   o->width);
+    /* Each message says which widths this input takes: a width out of any
+     * range (-3, 33) is not about the input's rank at all. */
+    if (o->width < 0 || o->width > CLNZ_MAX_RANK) {
+        if (!t)
+            return SAY(CLNZ_ERROR_INVALID_WIDTH,
+                       "width %d is not a coordinate width: the widths are 0 (the input's rank) "
+                       "or 1..%d coordinates per entry",
+                       o->width, CLNZ_MAX_RANK);
+        int lowest = effective_rank(t) > 1 ? effective_rank(t) : 1;
+        return SAY(CLNZ_ERROR_INVALID_WIDTH,
+                   "width %d is not a coordinate width: the widths are 0 (the input's rank, %d) "
+                   "or %d..%d coordinates per entry",
+                   o->width, t->rank, lowest, CLNZ_MAX_RANK);
+    }
+    return CLNZ_SUCCESS;
+}
+
+/* The static size and the fill: after the input's checks (an index that
+ * overflows is said first). */
+static clnz_status check_values(const clnz_nonzero_options *o, char *msg, size_t msg_size)
+{
+    if (o->has_size && o->size < 0)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT, "size %lld is negative", (long long)o->size);
+    if (o->fill < index_range[o->index_type].min ||
+        (o->fill > 0 && (uint64_t)o->fill > index_range[o->index_type].max))
+        return SAY(CLNZ_ERROR_INVALID_VALUE, "fill value %lld does not fit %s",
+                   (long long)o->fill, index_range[o->index_type].name);
+    return CLNZ_SUCCESS;
+}
+
+clnz_status clnz_nonzero_options_check(const clnz_nonzero_options *o, char *msg, size_t msg_size)
+{
+    char none[1];
+    if (!msg || !msg_size)
+        msg = none, msg_size = sizeof none;
+    if (!o)
+        return SAY(CLNZ_ERROR_INVALID_ARGUMENT, "options are NULL");
+    *msg = '\0';
+    clnz_status st = check_form(o, NULL, msg, msg_size);
+    return st ? st : check_values(o, msg, msg_size);
+}
+
 clnz_status nz_check_options(clnz_context *ctx, const tensor_info *t,
                              const clnz_nonzero_options *o, int *width)
 {
-    if ((unsigned)o->layout > CLNZ_LAYOUT_FLAT)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)o->layout);
-    if ((unsigned)o->order > CLNZ_ORDER_XY)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown order %d", (int)o->order);
-    if (o->order == CLNZ_ORDER_XY && o->layout == CLNZ_LAYOUT_FLAT)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "order xy reverses coordinates: it needs the rows or columns layout");
-    if ((unsigned)o->index_type > CLNZ_INDEX_UINT32)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "unknown index type %d",
-                        (int)o->index_type);
-    if (o->width && o->layout == CLNZ_LAYOUT_FLAT) /* as order xy: never ignored silently */
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
-                        "width %d counts coordinates per entry: it needs the rows or columns "
-                        "layout (flat has one index per entry: width 0)",
-                        o->width);
-    int effective = t->rank;
-    for (int d = 0; d < t->rank && t->shape[d] == 1; ++d)
-        --effective;
-    /* Each message says which widths this input takes: a width out of any
-     * range (-3, 33) is not about the input's rank at all. */
+    char why[300];
+    clnz_status st = check_form(o, t, why, sizeof why);
+    if (st)
+        return ctx_fail(ctx, st, "%s", why);
+    int effective = effective_rank(t);
     int lowest = effective > 1 ? effective : 1;
-    if (o->width < 0 || o->width > CLNZ_MAX_RANK)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
-                        "width %d is not a coordinate width: the widths are 0 (the input's "
-                        "rank, %d) or %d..%d coordinates per entry",
-                        o->width, t->rank, lowest, CLNZ_MAX_RANK);
     *width = clnz_nonzero_width(o, t->rank);
     if (o->layout != CLNZ_LAYOUT_FLAT && *width < effective)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_WIDTH,
                         "width %d is below the effective rank %d of the input (rank %d without "
                         "its leading size-1 dimensions): the widths are 0 (the rank) or %d..%d",
                         *width, effective, t->rank, lowest, CLNZ_MAX_RANK);
-    static const char *const names[] = {"int64", "int32", "uint32"};
-    uint64_t max = o->index_type == CLNZ_INDEX_INT64   ? INT64_MAX
-                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MAX
-                                                       : UINT32_MAX;
+    uint64_t max = index_range[o->index_type].max;
+    const char *name = index_range[o->index_type].name;
     if (o->layout == CLNZ_LAYOUT_FLAT) {
         if (t->n > 0 && t->n - 1 > max)
             return ctx_fail(ctx, CLNZ_ERROR_INDEX_OVERFLOW,
                             "flat indices up to %llu do not fit %s",
-                            (unsigned long long)(t->n - 1), names[o->index_type]);
+                            (unsigned long long)(t->n - 1), name);
     } else {
         for (int d = 0; d < t->rank; ++d)
             if (t->shape[d] > 0 && (uint64_t)t->shape[d] - 1 > max)
                 return ctx_fail(ctx, CLNZ_ERROR_INDEX_OVERFLOW,
                                 "dimension %d of extent %lld has indices that do not fit %s", d,
-                                (long long)t->shape[d], names[o->index_type]);
+                                (long long)t->shape[d], name);
     }
-    if (o->has_size && o->size < 0)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "size %lld is negative",
-                        (long long)o->size);
-    int64_t fmin = o->index_type == CLNZ_INDEX_INT64   ? INT64_MIN
-                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MIN
-                                                       : -1; /* -1 is 4294967295 */
-    int64_t fmax = o->index_type == CLNZ_INDEX_INT64   ? INT64_MAX
-                   : o->index_type == CLNZ_INDEX_INT32 ? INT32_MAX
-                                                       : UINT32_MAX;
-    if (o->fill < fmin || o->fill > fmax)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE, "fill value %lld does not fit %s",
-                        (long long)o->fill, names[o->index_type]);
-    return CLNZ_SUCCESS;
+    st = check_values(o, why, sizeof why);
+    return st ? ctx_fail(ctx, st, "%s", why) : CLNZ_SUCCESS;
 }
 
 uint64_t nz_per_entry(const clnz_nonzero_options *o, int width)
