@@ -770,7 +770,9 @@ int clnz_bundle_file_count(const clnz_bundle *bundle);
 clnz_status clnz_bundle_file(const clnz_bundle *bundle, int index, const char **name,
                              const void **data, size_t *size);
 /* Puts a binary built offline (aoc, v++, ...) in place of program
- * `program`'s source (or binary): the FPGA flow. */
+ * `program`'s source (or binary): the FPGA flow. A program number outside
+ * the bundle, a size of 0 or above 1 GiB, or a NULL is
+ * CLNZ_ERROR_INVALID_ARGUMENT with the reason in msg. */
 clnz_status clnz_bundle_add_binary(clnz_bundle *bundle, int program, const void *data,
                                    size_t size, char *msg, size_t msg_size);
 void clnz_bundle_release(clnz_bundle *bundle); /* NULL is fine */

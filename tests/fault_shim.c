@@ -10,7 +10,11 @@
  * calls: CLNZ_SHIM_STOP=fsync|renameat makes the process stop itself
  * (SIGSTOP) at its first call of that function, so that a test can kill it
  * right there; CLNZ_SHIM_NO_TMPFILE=1 makes O_TMPFILE fail as it does on a
- * file system without it (EOPNOTSUPP). */
+ * file system without it (EOPNOTSUPP).
+ *
+ * For tests/test_cli_bundle.py, CLNZ_SHIM_DEVICE_NAME=NAME makes every
+ * device answer CL_DEVICE_NAME with NAME: a name with control characters,
+ * which no real device here has. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -117,3 +121,19 @@ static int no_tmpfile(int flags)
     }
 SHIM_OPENAT(openat)
 SHIM_OPENAT(openat64)
+
+/* ---- a device's name ---- */
+cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t n, void *value, size_t *ret)
+{
+    const char *name = getenv("CLNZ_SHIM_DEVICE_NAME");
+    if (what != CL_DEVICE_NAME || !name)
+        return REAL(clGetDeviceInfo)(d, what, n, value, ret);
+    size_t len = strlen(name) + 1;
+    if (value && n < len)
+        return CL_INVALID_VALUE;
+    if (value)
+        memcpy(value, name, len);
+    if (ret)
+        *ret = len;
+    return CL_SUCCESS;
+}

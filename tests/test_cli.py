@@ -440,7 +440,8 @@ def npy_file(path, header, data=b"", version=1):
 
 
 def io_quote(text):
-    """A path or name as clnz's messages quote it (io_quote in host/io/input.c)."""
+    """A path or name as clnz's messages quote it (io_quote in host/io/input.c,
+    and the library's own quote_name in host/core/quote.c: one rule)."""
     esc = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "'": "\\'", "\\": "\\\\"}
     return "'" + "".join(esc.get(c, c if 0x20 <= ord(c) != 0x7f else "\\x%02x" % ord(c))
                          for c in text) + "'"
@@ -878,6 +879,25 @@ def test_cache_it_cannot_write_is_a_warning(tmp_path, rng):
                               env=env).stdout) == np.count_nonzero(a)
     assert np.array_equal(np.load(out), np.argwhere(a))
     assert blocker.read_text() == "x"
+
+
+def test_cache_warnings_quote_the_folder(tmp_path, rng):
+    """A CLNZ_CACHE_DIR with a line break and an escape: the warnings that
+    name the folder (program cache, tuning result) quote it as errors quote
+    paths, whole. The library wrote it raw, and the command, which shows a
+    library message's first line only, cut the warning at the line break."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cache = blocker / "ca\nche\x1b[1m"
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
+    inp = save(tmp_path, random_array(rng, "u1", (30, 40)))
+    for args, what, sub in ((["count", str(inp)], "write the program cache", "programs"),
+                            (["tune", "--quick"], "store the tuning result", "tuning")):
+        p = subprocess.run([CLNZ] + args, capture_output=True, text=True, env=env,
+                           timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        assert p.stderr == (f"clnz: warning: cannot {what} in {io_quote(str(cache / sub))}: "
+                            "Not a directory\n"), p.stderr
 
 
 def test_cache_folder_is_printed_unambiguously(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from test_cli import (CLNZ, SEED, TIMEOUT, bound_by_permissions, io_quote, random_array,  # noqa: F401
                       rng, save)
-from test_cli_reliability import clnz, listing, one_error_line, temporaries
+from test_cli_reliability import SHIM, clnz, listing, needs_shim, one_error_line, shim_env, temporaries
 
 USES = ["--dtypes", "u8,f32", "--ops", "count,nonzero"]
 
@@ -150,6 +150,55 @@ def test_bundle_folders_are_quoted_as_paths(tmp_path):
         assert line.startswith(f"clnz: bundle {io_quote(path)}{why}"), line
         line = one_error_line(clnz("bundle", "add", path, "0", path))
         assert io_quote(path) in line, line
+
+
+def test_bundle_env_folders_are_quoted_by_the_library(tmp_path, rng, bundle):
+    """CLNZ_BUNDLE's folder, in every message that names it, quoted as
+    errors quote paths: the library wrote it raw, and the command showed a
+    line break or an escape as '?' (a context's creation) or cut the line
+    there (a call's error): a folder that is no bundle, a bundle for
+    another device, a bundle without a needed program."""
+    (tmp_path / "new\nline").mkdir()
+    for name, why in (("x\ny", ": No such file or directory"), ("esc\x1b[1m\x7f", ": No such file"),
+                      ("new\nline", " has no manifest.txt")):
+        line = refusal(tmp_path, tmp_path / name, rng)
+        quoted = io_quote(str(tmp_path / name))
+        assert line.startswith(f"clnz: CLNZ_BUNDLE: bundle {quoted}{why}"), line
+    other = tmp_path / "it's\tanother\ndevice's"
+    shutil.copytree(bundle, other)
+    edit_manifest(other, "device", "Some FPGA board")
+    line = refusal(tmp_path, other, rng)
+    assert f"bundle {io_quote(str(other))} was built for device 'Some FPGA board'" in line, line
+    mine = tmp_path / "mine\tbut\nno f64"
+    shutil.copytree(bundle, mine)
+    np.save(tmp_path / "f.npy", random_array(rng, "f8", (9, 9)))
+    line = one_error_line(clnz("count", tmp_path / "f.npy", env=loading_env(tmp_path, mine)))
+    assert f"the bundle {io_quote(str(mine))} does not have it" in line, line
+
+
+@needs_shim
+def test_device_name_with_control_characters_round_trips(tmp_path, rng):
+    """A device's name with control characters (the shim's
+    CLNZ_SHIM_DEVICE_NAME) is in its bundle's manifest escaped as messages
+    quote names; the bundle loads on that device and is refused on one
+    whose name differs in a control character only. The manifest held '?'
+    for each, so 'a\\tb' and 'a\\nb' were one device."""
+    name = "Odd\tdevice\x1b[1m\x7f it's caf\u00e9"
+    other = name.replace("\t", "\n")
+    d = tmp_path / "b"
+    clnz("bundle", "build", "-o", d, "--dtypes", "u8", "--ops", "count", check=True,
+         env=shim_env(CLNZ_SHIM_DEVICE_NAME=name, CLNZ_CACHE_DIR=str(tmp_path / "cache")))
+    manifest = (d / "manifest.txt").read_bytes()
+    assert b"\ndevice " + io_quote(name)[1:-1].encode() + b"\n" in manifest, manifest
+    a = random_array(rng, "u1", (9, 9))
+    np.save(tmp_path / "a.npy", a)
+    env = dict(loading_env(tmp_path, d), LD_PRELOAD=SHIM)
+    p = clnz("count", tmp_path / "a.npy", env=dict(env, CLNZ_SHIM_DEVICE_NAME=name), check=True)
+    assert int(p.stdout) == np.count_nonzero(a)
+    line = one_error_line(clnz("count", tmp_path / "a.npy",
+                               env=dict(env, CLNZ_SHIM_DEVICE_NAME=other)))
+    assert (f"was built for device {io_quote(name)}, this context's is {io_quote(other)}"
+            in line), line
 
 
 def test_build_into_a_read_only_folder_is_named(tmp_path):

@@ -564,8 +564,16 @@ static void test_source_bundle_takes_binaries(void **state)
         assert_int_equal(clnz_bundle_add_binary(src, i - 1, data, size, msg, sizeof msg),
                          CLNZ_SUCCESS);
     }
+    /* the caller's mistakes, not the bundle's: INVALID_ARGUMENT, saying which */
     assert_int_equal(clnz_bundle_add_binary(src, 99, "x", 1, msg, sizeof msg),
-                     CLNZ_ERROR_BUNDLE_REFUSED);
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "not 99"));
+    assert_int_equal(clnz_bundle_add_binary(src, 0, "x", 0, msg, sizeof msg),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "a binary of 0 bytes (1 byte to 1 GiB)");
+    assert_int_equal(clnz_bundle_add_binary(src, 0, NULL, 1, msg, sizeof msg),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "data is NULL");
     rm_rf(dir);
     dir = fresh_dir("added");
     write_bundle(src, dir);

@@ -221,11 +221,10 @@ static int bundle_add(int argc, char **argv)
     clnz_bundle *b;
     int rc = bundle_open(argv[3], &b);
     if (!rc) {
+        err[0] = '\0';
         clnz_status st = clnz_bundle_add_binary(b, (int)program, data, size, err, sizeof err);
         out_dir *d = NULL;
-        rc = st ? fail(EXIT_FAIL, "bundle add: %s", st == CLNZ_ERROR_BUNDLE_REFUSED
-                                                        ? err
-                                                        : clnz_status_string(st))
+        rc = st ? fail(EXIT_FAIL, "bundle add: %s", *err ? err : clnz_status_string(st))
                 : open_target(argv[3], &d);
         if (!rc)
             rc = write_bundle(b, d);

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
+#include "core/quote.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -127,9 +128,10 @@ void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
         int err = cache_mkdirs(dir);
         if (!err)
             err = cache_write_atomic(path, buf, body + 17);
+        char q[400]; /* quoted: CLNZ_CACHE_DIR may hold a line break */
         if (err)
-            ctx_warn(ctx, "warning: cannot write the program cache in %s: %s", dir,
-                     strerror(err));
+            ctx_warn(ctx, "warning: cannot write the program cache in %s: %s",
+                     quote_name(dir, q, sizeof q), strerror(err));
     }
     free(bin);
     free(buf);

@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "core/program.h"
 #include "core/chain.h"
+#include "core/cache.h"
+#include "core/quote.h"
 #include "tune/tune.h"
 #include "strategy/strategy.h"
 #include "ops/ops.h"
@@ -420,8 +422,11 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
     }
     ctx->preferred_strategy = won.strategy;
     int err = tune_store_save(ctx, &won);
-    if (err)
-        ctx_warn(ctx, "warning: cannot store the tuning result in %s/tuning: %s",
-                 ctx->cache_dir ? ctx->cache_dir : "(no cache folder)", strerror(err));
+    if (err) { /* the folder quoted: CLNZ_CACHE_DIR may hold a line break */
+        char shown[400], *dir = ctx->cache_dir ? cache_path(ctx->cache_dir, "tuning") : NULL;
+        ctx_warn(ctx, "warning: cannot store the tuning result in %s: %s",
+                 dir ? quote_name(dir, shown, sizeof shown) : "(no cache folder)", strerror(err));
+        free(dir);
+    }
     return CLNZ_SUCCESS;
 }

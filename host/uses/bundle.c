@@ -5,6 +5,7 @@
  * line writes it all or nothing, host/io/output_dir.c). */
 #include "uses/bundle.h"
 #include "core/cache.h"
+#include "core/quote.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
+/* A failure with its reason in msg: a bundle's fault is BUNDLE_REFUSED
+ * (refuse), a caller's bad argument INVALID_ARGUMENT. */
+static clnz_status fail_with(clnz_status st, char *msg, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static clnz_status fail_with(clnz_status st, char *msg, size_t n, const char *fmt, ...)
 {
     if (msg && n) {
         va_list ap;
@@ -24,8 +27,9 @@ static clnz_status refuse(char *msg, size_t n, const char *fmt, ...)
         vsnprintf(msg, n, fmt, ap);
         va_end(ap);
     }
-    return CLNZ_ERROR_BUNDLE_REFUSED;
+    return st;
 }
+#define refuse(...) fail_with(CLNZ_ERROR_BUNDLE_REFUSED, __VA_ARGS__)
 
 clnz_bundle *bundle_new(const manifest *m)
 {
@@ -69,13 +73,14 @@ static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
     size_t size = 0;
     unsigned char *data = path ? (unsigned char *)cache_read_file(path, e->size, &size) : NULL;
     free(path);
+    char q[QUOTE_MAX];
     if (!data)
-        return refuse(msg, n, "bundle '%s': %s is missing, unreadable or larger than the manifest "
-                      "says (%" PRIu64 " bytes)", b->dir, name, e->size);
+        return refuse(msg, n, "bundle %s: %s is missing, unreadable or larger than the manifest "
+                      "says (%" PRIu64 " bytes)", quote_name(b->dir, q, sizeof q), name, e->size);
     if (size != e->size || cache_hash(data, size, CACHE_HASH_SEED) != e->checksum) {
         free(data);
-        return refuse(msg, n, "bundle '%s': %s does not match its checksum in %s: it was "
-                      "changed or damaged", b->dir, name, MANIFEST_NAME);
+        return refuse(msg, n, "bundle %s: %s does not match its checksum in %s: it was "
+                      "changed or damaged", quote_name(b->dir, q, sizeof q), name, MANIFEST_NAME);
     }
     b->data[i] = data;
     return CLNZ_SUCCESS;
@@ -87,18 +92,20 @@ static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
 static clnz_status refuse_manifest(const char *dir, const char *path, char *msg, size_t n)
 {
     struct stat sb;
+    char q[QUOTE_MAX];
+    quote_name(dir, q, sizeof q);
     if (stat(dir, &sb) != 0)
-        return refuse(msg, n, "bundle '%s': %s", dir, strerror(errno));
+        return refuse(msg, n, "bundle %s: %s", q, strerror(errno));
     if (!S_ISDIR(sb.st_mode))
-        return refuse(msg, n, "bundle '%s' is not a folder (a bundle is a folder with %s)", dir,
+        return refuse(msg, n, "bundle %s is not a folder (a bundle is a folder with %s)", q,
                       MANIFEST_NAME);
     if (stat(path, &sb) != 0)
-        return refuse(msg, n, "bundle '%s' has no %s: not a bundle (clnz bundle build makes one)",
-                      dir, MANIFEST_NAME);
+        return refuse(msg, n, "bundle %s has no %s: not a bundle (clnz bundle build makes one)",
+                      q, MANIFEST_NAME);
     if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > MANIFEST_MAX_BYTES)
-        return refuse(msg, n, "bundle '%s': %s is larger than %d MiB", dir, MANIFEST_NAME,
+        return refuse(msg, n, "bundle %s: %s is larger than %d MiB", q, MANIFEST_NAME,
                       MANIFEST_MAX_BYTES >> 20);
-    return refuse(msg, n, "bundle '%s': cannot read its %s (%s)", dir, MANIFEST_NAME,
+    return refuse(msg, n, "bundle %s: cannot read its %s (%s)", q, MANIFEST_NAME,
                   S_ISREG(sb.st_mode) ? "not readable" : "not a regular file");
 }
 
@@ -122,7 +129,8 @@ clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size
     char err[300];
     if (manifest_parse(text, size, &m, err, sizeof err)) {
         free(text);
-        return refuse(msg, msg_size, "bundle '%s': %s", dir, err);
+        char q[QUOTE_MAX];
+        return refuse(msg, msg_size, "bundle %s: %s", quote_name(dir, q, sizeof q), err);
     }
     clnz_bundle *b = bundle_new(&m);
     manifest_free(&m);
@@ -168,12 +176,14 @@ clnz_status clnz_bundle_add_binary(clnz_bundle *b, int program, const void *data
                                    char *msg, size_t msg_size)
 {
     if (!b || !data)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+        return fail_with(CLNZ_ERROR_INVALID_ARGUMENT, msg, msg_size, "%s is NULL",
+                         b ? "data" : "the bundle");
     if (program < 0 || program >= b->m.n)
-        return refuse(msg, msg_size, "the bundle has programs 0 to %d, not %d", b->m.n - 1,
-                      program);
+        return fail_with(CLNZ_ERROR_INVALID_ARGUMENT, msg, msg_size,
+                         "the bundle has programs 0 to %d, not %d", b->m.n - 1, program);
     if (size == 0 || size > MANIFEST_MAX_BINARY)
-        return refuse(msg, msg_size, "a binary of %zu bytes (1 byte to 1 GiB)", size);
+        return fail_with(CLNZ_ERROR_INVALID_ARGUMENT, msg, msg_size,
+                         "a binary of %zu bytes (1 byte to 1 GiB)", size);
     unsigned char *copy = malloc(size);
     if (!copy)
         return CLNZ_ERROR_OUT_OF_HOST_MEMORY;

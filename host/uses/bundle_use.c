@@ -5,6 +5,7 @@
  * for each program before the program cache and the compiler. */
 #include "uses/bundle.h"
 #include "core/error.h"
+#include "core/quote.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,14 @@ clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir)
     clnz_status st = clnz_bundle_open(dir, &b, msg, sizeof msg);
     if (st)
         return ctx_fail(ctx, st, "%s", st == CLNZ_ERROR_BUNDLE_REFUSED ? msg : "out of host memory");
-    char mine[128];
+    char mine[128], q[160];
     const char *what = mismatch(ctx, &b->m, mine, sizeof mine);
     if (what) {
+        /* both names stand as the manifest holds them: escaped already */
         st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
-                      "bundle '%.150s' was built for %s '%.100s', this context's is '%.100s': "
+                      "bundle %s was built for %s '%.100s', this context's is '%.100s': "
                       "build one on this device (clnz bundle build)",
-                      dir, what, field_of(&b->m, what), mine);
+                      quote_name(dir, q, sizeof q), what, field_of(&b->m, what), mine);
         clnz_bundle_release(b);
         return st;
     }
@@ -86,14 +88,15 @@ cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_
         e = bs;
     if (prog)
         clReleaseProgram(prog);
-    char name[MANIFEST_FILE_NAME];
+    char name[MANIFEST_FILE_NAME], q[210];
     manifest_file_name(m, i, name, sizeof name);
+    quote_name(bundle_dir(ctx->bundle), q, sizeof q);
     if (ctx->can_compile) /* the compiler still can: a warning, then the source */
-        ctx_warn(ctx, "warning: the driver refused %s of bundle '%.200s' (%s): built from source",
-                 name, bundle_dir(ctx->bundle), clnz_status_string(e));
+        ctx_warn(ctx, "warning: the driver refused %s of bundle %s (%s): built from source", name,
+                 q, clnz_status_string(e));
     else
         *st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
-                       "the driver refused %s of bundle '%.200s' (kernels/%s.cl %s): %s", name,
-                       bundle_dir(ctx->bundle), p->file, p->options, clnz_status_string(e));
+                       "the driver refused %s of bundle %s (kernels/%s.cl %s): %s", name, q,
+                       p->file, p->options, clnz_status_string(e));
     return NULL;
 }

@@ -6,6 +6,7 @@
  * on. libFuzzer runs it (tests/fuzz/fuzz_cache.c). */
 #include "uses/manifest.h"
 #include "core/cache.h"
+#include "core/quote.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,10 +30,16 @@ static char *header_field(manifest *m, int i, size_t *size)
 
 void manifest_clean(const char *in, char *out, size_t n)
 {
-    size_t i = 0;
-    for (; in[i] && i + 1 < n; ++i)
-        out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
-    out[i] = '\0';
+    size_t k = 0;
+    for (; *in; ++in) {
+        char e[4];
+        size_t len = quote_byte((unsigned char)*in, e);
+        if (k + len >= n) /* whole escapes only: a cut one would read as another name */
+            break;
+        memcpy(out + k, e, len);
+        k += len;
+    }
+    out[k] = '\0';
 }
 
 void manifest_file_name(const manifest *m, int i, char *buf, size_t n)

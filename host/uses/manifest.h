@@ -10,6 +10,7 @@
  *   I KIND FILE SIZE CHECKSUM SOURCE [OPTIONS]     N lines, I = 0..N-1
  *   checksum HEX                       of every byte before this line
  *
+ * NAMEs are the device's, escaped as messages quote them (manifest_clean).
  * KIND is binary or source; FILE a kernel file (kernels/FILE.cl); SIZE and
  * CHECKSUM (FNV-1a 64, 16 hex digits) those of the program's file in the
  * bundle, named "I-FILE.bin" or "I-FILE.cl"; SOURCE the hash of the
@@ -61,8 +62,10 @@ int manifest_parse(const char *text, size_t len, manifest *m, char *err, size_t 
 void manifest_free(manifest *m);
 /* The name of entry i's file in the bundle folder. */
 void manifest_file_name(const manifest *m, int i, char *buf, size_t n);
-/* A device's name as a manifest holds it: bytes below 0x20 and 0x7f
- * become '?', so that a line stays one line. */
+/* A device's name as a manifest holds it: escaped as messages quote names
+ * (core/quote.h), so that a line stays one line and two names that differ
+ * stay different; cut at a whole escape to fit n. A bundle is checked by
+ * comparing its manifest's field with the device's name cleaned so. */
 void manifest_clean(const char *in, char *out, size_t n);
 
 #endif

@@ -13,6 +13,7 @@
  * else. */
 #include "uses/uses.h"
 #include "uses/manifest.h"
+#include "core/quote.h"
 #include "ops/ops.h"
 #include "strategy/strategy.h"
 
@@ -293,12 +294,14 @@ void uses_explain_missing(clnz_context *ctx, const program_ref *p, char *buf, si
         if (at.strategy != CLNZ_STRATEGY_AUTO)
             widen(m, AXIS_STRATEGIES, 1u << at.strategy, options + o, sizeof options - o);
     }
+    char q[QUOTE_MAX];
+    quote_name(bundle_dir(ctx->bundle), q, sizeof q);
     if (has)
-        snprintf(buf, n, " and the bundle '%s' cannot give it: %s", bundle_dir(ctx->bundle), has);
+        snprintf(buf, n, " and the bundle %s cannot give it: %s", q, has);
     else if (options[0])
-        snprintf(buf, n, " and the bundle '%s' does not have it: `clnz bundle build` with%s "
-                 "includes it", bundle_dir(ctx->bundle), options);
+        snprintf(buf, n, " and the bundle %s does not have it: `clnz bundle build` with%s "
+                 "includes it", q, options);
     else
-        snprintf(buf, n, " and the bundle '%s' does not have it: it was built for other uses or "
-                 "strategies on this device; build it again", bundle_dir(ctx->bundle));
+        snprintf(buf, n, " and the bundle %s does not have it: it was built for other uses or "
+                 "strategies on this device; build it again", q);
 }
