@@ -687,6 +687,81 @@ def test_other_odd_inputs_answer_as_numpy(rng):
     assert same(clnz.select(un), un[un != 0])
 
 
+def test_object_arrays_are_refused_with_what_to_do(rng):
+    """numpy asks each element of an object array for its truth; the device
+    cannot read Python objects: every call refuses one wherever it goes with
+    a TypeError that says so and what to pass instead, never a ctypes error
+    or a read of the pointers. where(c, x, None) is a value, as in np.where
+    (an object result), not a missing y."""
+    o = np.array([[1, 0, None], [2.5, "", [0]]], object)
+    c = sparse(rng, o.shape, "float32")
+    calls = [lambda v: clnz.nonzero(v), lambda v: clnz.argwhere(v), lambda v: clnz.flatnonzero(v),
+             lambda v: clnz.count_nonzero(v), lambda v: clnz.count_nonzero(v, axis=0),
+             lambda v: clnz.nonzero_static(v, 3), lambda v: clnz.nonzero_batched(v),
+             lambda v: clnz.nonzero_channels(v), lambda v: clnz.where(v),
+             lambda v: clnz.where(v, c, 0), lambda v: clnz.select(v), lambda v: clnz.select(c, v),
+             lambda v: clnz.extract(v, c), lambda v: clnz.extract(c, v),
+             lambda v: clnz.extract(v.ravel()[:4], c), lambda v: clnz.argwhere([1, None, 0]),
+             lambda v: clnz.count_nonzero(np.array(None, object))]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"^clnz: \w+: unsupported dtype object: an object "
+                                            r"array holds Python objects.*a\.astype\(bool\)"):
+            call(o)
+    for x, y in ((o, 0), (c, o), (c, None), (None, None), (c, 2**70)):
+        assert np.where(c, x, y).dtype == object
+        with pytest.raises(TypeError, match=r"^clnz: where's result: unsupported dtype object "
+                                            r"\(np.result_type of x and y"):
+            clnz.where(c, x, y)
+    with pytest.raises(ValueError, match="either both or neither"):
+        clnz.where(c, c)
+    # what the message proposes selects what numpy selects
+    assert all(np.array_equal(g, w) for g, w in zip(clnz.nonzero(o.astype(bool)), np.nonzero(o)))
+
+
+def test_matrix_inputs_answer_as_numpy(rng):
+    """np.nonzero, np.argwhere, np.flatnonzero, np.where and np.extract
+    return ndarrays for a np.matrix; x[m] a (1, z) matrix, and so does
+    clnz.select; np.count_nonzero counts a matrix whole only (TypeError
+    along axes or with keepdims), and so does clnz."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        m = np.asmatrix(sparse(rng, (6, 7), "float32"))
+    a = np.asarray(m)
+
+    def alike(got, want):
+        return type(got) is type(want) and same(got, want)
+
+    for g, w in zip(clnz.nonzero(m), np.nonzero(m)):
+        assert alike(g, w)
+    for g, w in zip(clnz.where(m), np.where(m)):
+        assert alike(g, w)
+    assert alike(clnz.argwhere(m), np.argwhere(m))
+    assert alike(clnz.flatnonzero(m), np.flatnonzero(m))
+    assert alike(clnz.where(m, m, 0), np.where(m, m, 0))
+    assert alike(clnz.where(a, m, np.float32(1)), np.where(a, m, np.float32(1)))
+    assert alike(clnz.extract(m, m), np.extract(m, m))
+    assert alike(clnz.extract(a > 0, m), np.extract(a > 0, m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # x[m] warns nothing: no PendingDeprecationWarning either
+        assert alike(clnz.select(m), m[m != 0])
+    assert alike(clnz.select(m, a > 0), m[a > 0])
+    assert alike(clnz.select(m, pred=("gt", 0)), m[m > 0])
+    assert alike(clnz.select(m, pred=("gt", 1e9)), m[m > 1e9])  # (1, 0)
+    assert alike(clnz.select(a, m > 0), a[m > 0])  # the mask's type does not count
+    assert clnz.count_nonzero(m) == np.count_nonzero(m)
+    for kw in ({"axis": 0}, {"axis": 1}, {"axis": (0, 1)}, {"axis": None, "keepdims": True}):
+        with pytest.raises(TypeError):
+            np.count_nonzero(m, **kw)
+        with pytest.raises(TypeError, match="^clnz: count_nonzero of a np.matrix counts it whole"):
+            clnz.count_nonzero(m, **kw)
+    # what the message proposes: an ndarray of counts, or the matrix m.sum(axis) would give
+    assert np.array_equal(clnz.count_nonzero(a, 1), np.count_nonzero(a, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        got = np.asmatrix(clnz.count_nonzero(a, 1, keepdims=True))
+    assert type(got) is np.matrix and np.array_equal(got, (m != 0).sum(axis=1))
+
+
 # ---- device arrays (pyopencl) ---------------------------------------------------
 # Every call on pyopencl arrays against the same call on the host arrays and
 # numpy; skipped where pyopencl is not installed.
@@ -880,12 +955,38 @@ def test_device_odd_inputs(rng, queue):
     # a byte-swapped 0-d host array next to device arrays goes up in native order
     y = np.array(-2.5, ">f4")
     assert same(clnz.where(d, d, y).get(), np.where(a, a, y))
-    with pytest.raises(TypeError, match="^clnz: x: unsupported dtype >f4"):  # pyopencl keeps it
-        clnz.select(dev(queue, swapped(a)))
     with pytest.raises(TypeError, match="^clnz: masked arrays"):
         clnz.where(d, d, np.ma.masked)
     with pytest.raises(TypeError, match="^clnz: context must be a clnz.Context"):
         clnz.argwhere(d, context=queue)  # a queue is clnz.Context(queue=q)'s argument
+
+
+def test_device_byte_swapped_arrays_are_refused_everywhere(rng, queue):
+    """to_device keeps a numpy array's byte order, which pyopencl itself
+    cannot compute with ("unable to map dtype"): every call refuses one
+    with clnz's TypeError and the upload that fixes it (converting it would
+    be a hidden copy, on the device or through the host), where's x and y
+    included, which pyopencl's astype used to meet first."""
+    a = sparse(rng, (4, 6), "float32")
+    s, d = dev(queue, swapped(a)), dev(queue, a)
+    calls = [lambda: clnz.nonzero(s), lambda: clnz.argwhere(s), lambda: clnz.flatnonzero(s),
+             lambda: clnz.count_nonzero(s), lambda: clnz.count_nonzero(s, axis=1),
+             lambda: clnz.nonzero_static(s, 3), lambda: clnz.nonzero_batched(s),
+             lambda: clnz.nonzero_channels(s), lambda: clnz.where(s),
+             lambda: clnz.where(s, d, 0), lambda: clnz.where(d, s, 0), lambda: clnz.where(d, d, s),
+             lambda: clnz.where(d, s, s), lambda: clnz.select(s), lambda: clnz.select(d, s),
+             lambda: clnz.extract(s, d), lambda: clnz.extract(d, s),
+             lambda: clnz.extract(s.reshape(24)[:5], d)]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"^clnz: \w+: unsupported dtype >f4 \(a byte-swapped "
+                                            r"pyopencl array.*newbyteorder\('='\)"):
+            call()
+    with pytest.raises(TypeError, match="^clnz: condition: "):  # extract's names, not select's
+        clnz.extract(s, d)
+    # the upload the message proposes
+    h = swapped(a)
+    fixed = dev(queue, h.astype(h.dtype.newbyteorder("=")))
+    assert same(clnz.where(d, fixed, 0).get(), np.where(a, h, 0))
 
 
 # ---- warm-up -------------------------------------------------------------------
@@ -941,3 +1042,59 @@ def test_warmup_empty_lists_are_value_errors():
         with pytest.raises(TypeError, match="^clnz: .*dtype"):
             clnz.warmup(dtypes, ops="count")
     assert clnz.stats() == before
+
+
+
+def test_dtype_names_numpy_and_the_command_line_read_apart_are_refused():
+    """`clnz warmup --dtypes u8` is uint8, np.dtype("u8") uint64 ("i8": int8
+    and int64, "f16": float16 and float128): a string names a dtype as
+    np.dtype reads it, and one that the command line reads otherwise is a
+    ValueError naming both, in every argument that takes a dtype's name,
+    never one of the two silently. The command line's other names, which
+    numpy does not read, get numpy's name in their refusal; numpy's own
+    unambiguous spellings work as before. Nothing compiles."""
+    from clnz import _programs  # the dtype bits warmup would ask for, without compiling
+    before = clnz.stats()
+    a = np.array([[0, 3], [4, 0]], np.int16)
+
+    def bits(*dts):
+        return sum(1 << clnz._core.DTYPES.index(np.dtype(dt)) for dt in dts)
+
+    clashes = [("u8", "uint64", "uint8"), ("i8", "int64", "int8")]
+    try:
+        clashes.append(("f16", np.dtype("f16").name, "float16"))  # float128 where long double is
+    except TypeError:
+        pass
+    for name, numpys, ours in clashes:
+        want = (rf"^clnz: warmup dtypes: {name!r} names two dtypes, {numpys} to numpy .*"
+                rf"and {ours} to clnz's command line .*np\.{ours} or '{ours}'")
+        for dtypes in (name, [np.float32, name], name.encode()):
+            with pytest.raises(ValueError, match=want):
+                clnz.warmup(dtypes, ops="count")
+        with pytest.raises(ValueError, match=f"^clnz: (index: {name!r} names two dtypes|unknown "
+                                             f"index type)"):
+            clnz.argwhere(a, index=name)
+    with pytest.raises(ValueError, match="^clnz: index: 'i8' names two dtypes, int64 to numpy "
+                                         ".*int8 to clnz's command line .*: write np.int64 or "
+                                         "'int64' for numpy's$"):
+        clnz.argwhere(a, index="i8")
+    # the command line's names numpy does not read: refused with numpy's name
+    for name, numpys in (("u16", "uint16"), ("i32", "int32"), ("f32", "float32"),
+                         ("u64", "uint64"), ("f64", "float64")):
+        with pytest.raises(TypeError, match=rf"^clnz: warmup dtypes: unsupported dtype {name!r}: "
+                                            rf"{name!r} is the command line's name, numpy's is "
+                                            rf"np\.{numpys} or '{numpys}'"):
+            clnz.warmup([name], ops="count")
+    with pytest.raises(ValueError, match="^clnz: unknown index type 'i32': 'i32' is the command "
+                                         "line's name, numpy's is np.int32 or 'int32'"):
+        clnz.argwhere(a, index="i32")
+    assert clnz.stats() == before
+    # numpy's unambiguous spellings, and dtype objects (already read), as numpy reads them
+    for dtypes, want in (("uint8", bits(np.uint8)), ("<u8", bits(np.uint64)),
+                         ("=i8", bits(np.int64)), (np.dtype("u8"), bits(np.uint64)),
+                         (["float16", "f4", "e"], bits(np.float16, np.float32)),
+                         (b"uint16", bits(np.uint16))):
+        assert _programs.uses(dtypes).dtypes == want, dtypes
+    for index, dt in (("int64", np.int64), ("=i8", np.int64), (np.dtype("i8"), np.int64),
+                      ("<i4", np.int32), ("uint32", np.uint32)):
+        assert same(clnz.argwhere(a, index=index), np.argwhere(a).astype(dt))

@@ -43,13 +43,30 @@ ValueError, naming the argument, out of range).
 numpy arrays go in as they are: a strided view is passed with its strides,
 not copied (only a byte-swapped array, or one whose strides are not whole
 elements, is copied first); results are numpy arrays over the library's own
-memory. pyopencl.array.Array inputs stay on the device: results are
+memory. A np.matrix gets numpy's answer: ndarrays from the nonzero calls,
+where and extract, a (1, z) matrix from select (as x[m]), and a count of the
+whole (count_nonzero along axes or with keepdims is numpy's TypeError). An
+object array is a TypeError: numpy asks each element for its truth, the
+device cannot read Python objects; a.astype(bool) selects the same elements.
+pyopencl.array.Array inputs stay on the device: results are
 pyopencl arrays on the same queue (counts too: a 0-d int64 array), chained
 by events; a result whose size is the count reads that count (8 bytes) once.
+A byte-swapped pyopencl array is a TypeError (pyopencl cannot compute with
+one either; converting it would copy it behind the caller's back): upload
+it in native byte order.
+
+A dtype named by a string (warmup's dtypes, index=) means what np.dtype
+reads it as: np.uint8 or "uint8" for uint8, never the command line's "u8",
+which numpy reads as uint64. The three command-line names numpy reads as another dtype
+("u8", "i8", "f16": uint64, int64, float128 to numpy; uint8, int8, float16
+to `clnz warmup --dtypes`) are a ValueError naming both, so that neither
+reader is surprised; the others ("f32") are refused with numpy's name.
+
 Failures raise clnz.Error with the library's message; a refused argument
-raises ValueError (an unknown option value: layout, order, index="foo") or
-TypeError (a wrong kind of argument, an unsupported dtype, a numpy masked
-array, whose mask the library cannot see), each with a "clnz:" message.
+raises ValueError (an unknown option value: layout, order, index="foo"; a
+dtype name with two meanings) or TypeError (a wrong kind of argument, an
+unsupported dtype, a numpy masked array, whose mask the library cannot
+see), each with a "clnz:" message.
 What the library notes on a call that succeeds anyway (a cache folder it
 cannot write, so every process compiles again) is a clnz.LibraryWarning,
 once per context.
@@ -166,7 +183,9 @@ def nonzero(a, as_tuple=None, layout=None, index="int64", width=None, order="rc"
     "flat" (z,) returns that array. width: coordinates per entry (>= the rank
     without leading 1s; the extra leading ones are 0); order="xy" reverses
     each entry ((x, y) = (column, row), cv::findNonZero). Until clnz 0.2 the
-    default was the (z, ndim) array: pass as_tuple=False for it."""
+    default was the (z, ndim) array: pass as_tuple=False for it. index:
+    a numpy dtype or its numpy name ("int32", "<i4"; "i8" is a ValueError:
+    int64 to numpy, int8 to clnz's command line)."""
     return _coordinates(a, None, as_tuple, layout, index, width, order, pred, context)
 
 
@@ -207,7 +226,9 @@ def nonzero_channels(a, rule="any", as_tuple=None, layout=None, index="int64", w
     """nonzero over pixels: the last dimension holds each pixel's channels,
     and a pixel is selected when pred holds on any (rule="any") or all
     (rule="all") of them: np.nonzero(pred(a).any(axis=-1)), or .all(...).
-    The forms and options are nonzero's."""
+    The forms and options are nonzero's. A np.matrix is read as the ndarray
+    it holds (np.asarray(m)), here and in nonzero_static and
+    nonzero_batched, which numpy has not."""
     r = _core.choice(_lib.CHANNEL_RULES, rule, "channel rule")
     return _coordinates(a, r, as_tuple, layout, index, width, order, pred, context)
 
@@ -218,11 +239,20 @@ def count_nonzero(a, axis=None, *, keepdims=False, pred=None, context=None):
     axis (an int or a tuple, negative from the end) the counts along those
     axes (int64), counted on the device; keepdims keeps the counted axes as
     1s. For a pyopencl input every count stays on the device (an int64
-    pyopencl array, 0-d for axis=None). Until clnz 0.2 the second argument
-    was pred: pass pred= by name."""
+    pyopencl array, 0-d for axis=None). A np.matrix is counted whole only
+    (an int), as numpy counts one: along axes, or with keepdims, numpy
+    raises TypeError, and so does clnz (a matrix would keep 2 dimensions
+    where an ndarray drops them: say which you want). Until clnz 0.2 the
+    second argument was pred: pass pred= by name."""
     be, ctx = _backend(context, a)
-    p = _core.predicate(pred)
     keepdims = _core.flag(keepdims, "keepdims")
+    if isinstance(a, np.matrix) and (axis is not None or keepdims):
+        raise TypeError("clnz: count_nonzero of a np.matrix counts it whole (numpy's own "
+                        "raises TypeError along axes or with keepdims, as matrix.sum takes no "
+                        "keepdims): pass np.asarray(m) for an ndarray of counts, or "
+                        "np.asmatrix(clnz.count_nonzero(np.asarray(m), axis, keepdims=True)) "
+                        "for a matrix, as m.sum(axis) keeps 2 dimensions")
+    p = _core.predicate(pred)
     ndim, shape = np.ndim(a), np.shape(a)
     counted = tuple(range(ndim)) if axis is None else _core.axes(axis, ndim)
     if len(counted) < ndim:
@@ -243,10 +273,12 @@ def count_nonzero(a, axis=None, *, keepdims=False, pred=None, context=None):
 def select(x, mask=None, pred=None, context=None):
     """The values of x where pred (default nonzero) holds on mask (an array of
     x's shape, any dtype) or on x itself, in C order: x[mask != 0],
-    torch.masked_select(x, mask). 1-D, x's dtype. (np.extract takes the
-    condition first: clnz.extract.)"""
+    torch.masked_select(x, mask). 1-D, x's dtype; for a np.matrix x a
+    (1, z) matrix, as x[mask] gives. (np.extract takes the condition
+    first: clnz.extract.)"""
     be, ctx = _backend(context, x, mask)
-    return be.select(ctx, x, _on(be, ctx, mask, "mask"), _core.predicate(pred))
+    values = be.select(ctx, x, _on(be, ctx, mask, "mask"), _core.predicate(pred))
+    return values.view(np.matrix) if isinstance(x, np.matrix) else values  # (1, z)
 
 
 def extract(condition, arr, pred=None, context=None):
@@ -260,8 +292,9 @@ def extract(condition, arr, pred=None, context=None):
         condition, arr = np.asarray(condition), np.asarray(arr)
     condition = _on(be, ctx, condition, "condition")
     p = _core.predicate(pred)
+    names = ("arr", "condition")
     if tuple(condition.shape) == tuple(arr.shape):
-        return be.select(ctx, arr, condition, p)
+        return be.select(ctx, arr, condition, p, names)
     c, v = be.ravel(ctx, condition), be.ravel(ctx, arr)
     if c.size > v.size:
         past = c[v.size:]
@@ -270,7 +303,7 @@ def extract(condition, arr, pred=None, context=None):
             raise IndexError(f"index {first + v.size} is out of bounds for axis 0 with size "
                              f"{v.size}")
         c = c[:v.size]
-    return be.select(ctx, v[:c.size], c, p)
+    return be.select(ctx, v[:c.size], c, p, names)
 
 
 def _result_dtype(be, x, y):
@@ -287,6 +320,11 @@ def _result_dtype(be, x, y):
         names = [type(v).__name__ if _core.is_scalar(v) else str(v.dtype) for v in (px, py)]
         raise TypeError(f"clnz: where's result: unsupported dtypes {names[0]} and {names[1]} "
                         f"(one of {', '.join(d.name for d in _core.DTYPES)})") from None
+    if dt.kind == "O":  # the message of an object array would not say where this one came from
+        raise TypeError("clnz: where's result: unsupported dtype object (np.result_type of x "
+                        "and y: None, an int beyond 64 bits, or an object array among them): "
+                        "the device holds no Python objects; give x and y a numeric dtype, "
+                        "e.g. np.asarray(x, np.float64)")
     _core.dtype_index(dt, "where's result")
     return dt
 
@@ -302,18 +340,31 @@ def _promote(be, ctx, x, y):
         if dt != natural:
             x = _on(be, ctx, np.asarray(x, dt), "x")
         return x, y
-    return tuple(v if _core.is_scalar(v) else be.cast(ctx, _on(be, ctx, v, what), dt)
+    return tuple(v if _core.is_scalar(v) else be.cast(ctx, _on(be, ctx, v, what), dt, what)
                  for v, what in ((x, "x"), (y, "y")))
 
 
-def where(condition, x=None, y=None, pred=None, context=None):
+class _NotGiven:
+    """where's x and y when they are not given: None is a value there, as
+    in np.where (an object one, which clnz refuses)."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN, pred=None, context=None):
     """np.where. With one argument: np.nonzero(condition) (pred as nonzero's).
     With three: x where pred (default nonzero) holds on condition, else y,
     broadcast as numpy does, in numpy's result dtype (np.result_type(x, y):
-    arrays are cast, Python scalars written in it exactly)."""
-    if x is None and y is None:
+    arrays are cast, Python scalars written in it exactly). A result numpy
+    would make of dtype object (None, an int beyond 64 bits, an object
+    array among x and y) is a TypeError."""
+    if x is _NOT_GIVEN and y is _NOT_GIVEN:
         return nonzero(condition, pred=pred, context=context)
-    if x is None or y is None:
+    if x is _NOT_GIVEN or y is _NOT_GIVEN:
         raise ValueError("clnz: either both or neither of x and y should be given")
     be, ctx = _backend(context, condition, x, y)
     x, y = _promote(be, ctx, x, y)

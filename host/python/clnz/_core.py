@@ -41,24 +41,71 @@ class LibraryWarning(UserWarning):
     context and message."""
 
 
-def known_dtype(v):
-    """The numpy dtype v names, or None where numpy knows none (None itself
-    too: np.dtype(None) is float64); the callers refuse it with their own
-    message and exception."""
+def _numpy_reads(name):
     try:
-        return np.dtype(v) if v is not None else None
+        return np.dtype(name)
     except (TypeError, ValueError):
         return None
 
 
+# The command line's names of the dtypes ("u8", "i16", "f32", ...). A string names a dtype
+# here as np.dtype reads it, so that the same string means the same dtype to numpy and to
+# clnz; the command line's names that numpy reads otherwise ("u8": uint64, "i8": int64,
+# "f16": float128) would pick one of two meanings silently, and are refused with both
+# (_CLASHES); the others numpy does not read at all ("f32": a hint, _CLI_ONLY).
+_CLI_NAMES = dict(zip(_lib.dtype_names(L), DTYPES))
+_CLASHES = {n: dt for n, dt in _CLI_NAMES.items()
+            if _numpy_reads(n) is not None and _numpy_reads(n) != dt}
+_CLI_ONLY = {n: dt for n, dt in _CLI_NAMES.items() if _numpy_reads(n) is None}
+
+
+def _spell(dt):
+    return f"np.{dt.name} or '{dt.name}'"
+
+
+def known_dtype(v, what, allowed=DTYPES):
+    """The numpy dtype v names, or None where numpy knows none (None itself
+    too: np.dtype(None) is float64); the callers refuse it with their own
+    message and exception. A name that numpy and the command line read as
+    two dtypes ("u8") is a ValueError that names both, and what to write
+    for each of them that is `allowed` here (None where neither is: the
+    caller's refusal says enough)."""
+    name = v.decode("ascii", "replace") if isinstance(v, bytes) else v
+    if isinstance(name, str) and name in _CLASHES:
+        ours, numpys = _CLASHES[name], np.dtype(name)
+        say = [f"{_spell(dt)} for {whose}" for dt, whose in ((numpys, "numpy's"),
+                                                             (ours, "the command line's"))
+               if dt in allowed]
+        if not say:
+            return None
+        raise ValueError(f"clnz: {what}: {v!r} names two dtypes, {numpys} to numpy "
+                         f"(np.dtype({name!r})) and {ours} to clnz's command line (--dtypes "
+                         f"{name}): write {', '.join(say)}")
+    return _numpy_reads(v) if v is not None else None
+
+
+def _hint(v, dt, allowed=DTYPES):
+    """Why a dtype is refused, and what to write or do instead ("" if
+    nothing to add)."""
+    if isinstance(v, str) and v in _CLI_ONLY and _CLI_ONLY[v] in allowed:
+        return f": {v!r} is the command line's name, numpy's is {_spell(_CLI_ONLY[v])}"
+    if dt is not None and dt.kind == "O":
+        return (": an object array holds Python objects, which the device cannot read (numpy "
+                "asks each element for its truth, bool(v)); convert it first: a.astype(bool) "
+                "selects what np.nonzero(a) selects, a.astype(np.float64) (or another supported "
+                "dtype) keeps numbers for values and predicates")
+    return ""
+
+
 def dtype_index(dtype, what):
     """clnz_dtype of a numpy dtype in native byte order; TypeError otherwise
-    (a name numpy does not know too, with clnz's message, not numpy's)."""
-    dt = known_dtype(dtype)
+    (a name numpy does not know too, with clnz's message, not numpy's; an
+    object array's with what to do instead)."""
+    dt = known_dtype(dtype, what)
     i = _DTYPE_INDEX.get(dt) if dt is not None and dt.fields is None else None
     if i is None:
-        raise TypeError(f"clnz: {what}: unsupported dtype {repr(dtype) if dt is None else dt} "
-                        f"(one of {', '.join(d.name for d in DTYPES)})")
+        raise TypeError(f"clnz: {what}: unsupported dtype {repr(dtype) if dt is None else dt}"
+                        f"{_hint(dtype, dt)} (one of {', '.join(d.name for d in DTYPES)})")
     return i
 
 
@@ -115,10 +162,12 @@ def flag(v, name):
 def index_type(index):
     """The library's index type of `index`: one of its names or numpy dtypes
     (int64, int32, uint32, native byte order: the results are). Anything else,
-    a name numpy does not know included, is a ValueError as for every option."""
-    dt = known_dtype(index)
+    a name numpy does not know included, is a ValueError as for every option,
+    "i8" too (int64 to numpy, int8 to the command line)."""
+    allowed = [np.dtype(n) for n in _lib.INDEX_TYPES]
+    dt = known_dtype(index, "index", allowed)
     if dt is None or dt.name not in _lib.INDEX_TYPES or not dt.isnative:
-        raise ValueError(f"clnz: unknown index type {index!r} "
+        raise ValueError(f"clnz: unknown index type {index!r}{_hint(index, None, allowed)} "
                          f"(one of {', '.join(_lib.INDEX_TYPES)})")
     return _lib.INDEX_TYPES[dt.name]
 

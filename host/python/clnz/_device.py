@@ -64,12 +64,28 @@ def mem(a):
     return a.base_data.int_ptr if a is not None and a.base_data is not None else None
 
 
+def native(a, what):
+    """Refuses a byte-swapped array (to_device keeps a numpy array's byte
+    order). The kernels read the device's own and pyopencl computes nothing
+    with one either; converting it here would be a full copy the caller did
+    not ask for (on the device, or through the host, which device calls
+    never touch), where converting the numpy array before the upload costs
+    no more than the upload."""
+    dt = a.dtype
+    if dt.fields is None and not dt.isnative:
+        raise TypeError(f"clnz: {what}: unsupported dtype {dt} (a byte-swapped pyopencl array, "
+                        f"which the device would read wrong and pyopencl cannot compute with "
+                        f"either: upload it in native byte order, "
+                        f"cla.to_device(q, h.astype(h.dtype.newbyteorder('='))))")
+    return a
+
+
 class Input:
     """A pyopencl array as the library's tensor, buffer and byte offset, and
     the events to wait for before reading it."""
 
     def __init__(self, ctx, a, what, view=None):
-        _core.dtype_index(a.dtype, what)  # a byte-swapped one too: pyopencl keeps its dtype
+        _core.dtype_index(native(a, what).dtype, what)
         if any(s % a.dtype.itemsize for s in a.strides):
             raise ValueError(f"clnz: {what}: strides {a.strides} are not whole elements")
         self.array = a
@@ -203,9 +219,9 @@ def count_axes(ctx, a, counted, pred):
     return (offsets[1:] - offsets[:-1]).reshape(kept_shape)
 
 
-def select(ctx, x, mask, pred):
-    xs = Input(ctx, x, "x")
-    ms = Input(ctx, mask, "mask") if mask is not None else None
+def select(ctx, x, mask, pred, names=("x", "mask")):
+    xs = Input(ctx, x, names[0])
+    ms = Input(ctx, mask, names[1]) if mask is not None else None
     head = (xs.view.ref(), xs.buf, xs.offset, ms.view.ref() if ms else None,
             ms.buf if ms else None, ms.offset if ms else 0, ctypes.byref(pred))
     buf, z, ev = enqueue_exact(ctx, L.clnz_select_alloc, head, None,
@@ -265,9 +281,10 @@ def _half_kernel(ctx, src, dst):
     return pyopencl.elementwise.ElementwiseKernel(ctx.cl_context, args, body, "clnz_cast_half")
 
 
-def cast(ctx, a, dtype):
+def cast(ctx, a, dtype, what):
     """a as dtype on the device: bool through clnz's where (pyopencl maps no
     bool), float16 through vload_half/vstore_half, the rest pyopencl's astype."""
+    native(a, what)
     if a.dtype == dtype:
         return a
     a = contiguous(ctx, a)

@@ -113,9 +113,9 @@ def count_axes(ctx, a, counted, pred):
     return np.diff(offsets).reshape([shape[d] for d in kept])
 
 
-def select(ctx, x, mask, pred):
-    src = Input(x, "x")
-    m = Input(mask, "mask") if mask is not None else None
+def select(ctx, x, mask, pred, names=("x", "mask")):
+    src = Input(x, names[0])
+    m = Input(mask, names[1]) if mask is not None else None
     out = _lib.Array()
     ctx.check(L.clnz_select(ctx._h(), src.view.ref(), src.data, m.view.ref() if m else None,
                             m.data if m else None, ctypes.byref(pred), ctypes.byref(out)))
@@ -143,7 +143,9 @@ def where(ctx, cond, x, y, pred):
 
 
 # ---- what the public layer needs besides the operations -----------------------
-def cast(ctx, a, dtype):
+def cast(ctx, a, dtype, what):
+    """a as dtype (what names it for _device.cast's refusals; numpy's own
+    conversions refuse nothing here)."""
     a = np.asarray(a)
     return a if a.dtype == dtype else a.astype(dtype)
 

@@ -142,6 +142,15 @@ def dtypes(lib):
     return names
 
 
+def dtype_names(lib):
+    """The command line's names of the same dtypes, in the same order, from
+    clnz_dtype_name: "u8" is uint8 there ("--dtypes u8,f32"), uint64 to numpy."""
+    names = []
+    while lib.clnz_dtype_name(len(names)):
+        names.append(lib.clnz_dtype_name(len(names)).decode())
+    return names
+
+
 def _declare(lib):
     P, c_int, c_void_p, c_char_p = ctypes.POINTER, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
     c_size_t, c_uint64, c_uint = ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint
@@ -153,6 +162,7 @@ def _declare(lib):
         "clnz_version_number": (c_int, []),
         "clnz_status_string": (c_char_p, [c_int]),
         "clnz_dtype_numpy": (c_char_p, [c_int]),
+        "clnz_dtype_name": (c_char_p, [c_int]),
         "clnz_context_create": (c_int, [c_char_p, P(c_void_p), c_char_p, c_size_t]),
         "clnz_context_wrap": (c_int, [c_void_p, c_void_p, P(c_void_p), c_char_p, c_size_t]),
         "clnz_context_release": (None, [ctx]),

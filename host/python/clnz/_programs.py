@@ -26,9 +26,13 @@ def _names(v, what):
 
 
 def _dtype_bits(dtypes):
-    """clnz_uses.dtypes of numpy dtypes (or their names), or "all". An empty
-    list is a ValueError, as clnz_uses_parse makes it for every axis: the
-    library's 0, every dtype, is what None asks for."""
+    """clnz_uses.dtypes of numpy dtypes (or their names, as np.dtype reads
+    them), or "all". An empty list is a ValueError, as clnz_uses_parse makes
+    it for every axis: the library's 0, every dtype, is what None asks for.
+    The command line's names are not numpy's: "u8" is a ValueError (uint64
+    to numpy, uint8 there), "f32" a TypeError that gives numpy's name."""
+    if isinstance(dtypes, bytes):  # one name, as np.dtype takes it (not a list of its bytes)
+        dtypes = dtypes.decode("ascii", "replace")
     if isinstance(dtypes, str) and dtypes == "all":
         return (1 << len(_core.DTYPES)) - 1
     if isinstance(dtypes, str) and "," in dtypes:  # "u8" is uint64 to numpy, uint8 to the CLI
@@ -71,7 +75,11 @@ def uses(dtypes=None, ops=None, predicates=None, strategies=None):
 def warmup(dtypes=None, ops=None, predicates=None, strategies=None, context=None):
     """Builds (or loads from a bundle or the program cache) every program
     the named uses need, so that their calls compile nothing: a service
-    calls it at start. dtypes: numpy dtypes (default: all twelve); ops:
+    calls it at start. dtypes: numpy dtypes or their numpy names (default:
+    all twelve): np.uint8 or "uint8", not the command line's "u8", which
+    numpy reads as uint64 (a ValueError that says so; "i8" and "f16" too,
+    int64 and float128 to numpy; "f32" and the other command-line names
+    numpy does not know are a TypeError that gives numpy's name); ops:
     "count", "nonzero", "batched", "select", "where", "mask", "scan",
     "channels", "image2d" (default: count and nonzero); predicates:
     "nonzero", "compare" or an op name (default: nonzero); strategies:
