@@ -19,7 +19,8 @@ import time
 import numpy as np
 import pytest
 
-from test_cli import CLNZ, ROOT, SEED, TIMEOUT, random_array, rng, save  # noqa: F401 (rng: a fixture)
+from test_cli import (CLNZ, ROOT, SEED, TIMEOUT, io_quote, random_array, rng,  # noqa: F401 (rng)
+                      save)
 
 SHIM = os.environ.get("CLNZ_FAULT_SHIM", os.path.join(ROOT, "build", "fault_shim.so"))
 SENTINEL = b"an output from before, which a failed command must leave alone\n"
@@ -468,6 +469,29 @@ def test_item13_strict_header_env_and_predicate(tmp_path, rng):
         one_error_line(clnz("count", inp, "--pred", bad), code=2)
     for good in ["gt:nan", "ne:NaN", "lt:-inf", "le:Infinity", "ge:1e3", "eq:-0.0"]:
         clnz("count", inp, "--pred", good, check=True)
+
+
+def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
+    """Every CLNZ_* variable a context reads refuses a value it does not
+    take, naming the variable and quoting the value (a line break or an
+    escape in it stays one line), before any output is made: exit 1 with
+    one line, the status CLNZ_ERROR_INVALID_VALUE in the library.
+    CLNZ_STRATEGY=unknown was UNSUPPORTED_STRATEGY, and these messages wrote
+    the value raw (the command showed a line break as '?')."""
+    inp = save(tmp_path, random_array(rng, "f4", (50,)))
+    out = tmp_path / "o.npy"
+    takes = {"CLNZ_STRATEGY": "unknown strategy", "CLNZ_NO_COMPILE": "1 (never compile) or 0",
+             "CLNZ_LOOKBACK_SPIN": "a number of reads", "CLNZ_LOOKBACK_ATOMICS": "32, or 64",
+             "CLNZ_MAX_ALLOC": "not a byte count"}
+    for name, why in takes.items():
+        for value in ("warp-speed", "x\ny\x1b[1m'"):
+            line = one_error_line(clnz("nonzero", inp, "-o", out, env=dict(os.environ,
+                                                                          **{name: value})))
+            assert line.startswith(f"clnz: {name}={io_quote(value)}: {why}"), line
+            assert not out.exists()
+    line = one_error_line(clnz("count", inp, env=dict(os.environ, CLNZ_DEVICE="a\nb")), code=2)
+    assert line == f"clnz: CLNZ_DEVICE {io_quote('a' + chr(10) + 'b')}: no device matches " \
+                   "(see clnz devices)", line
 
 
 # ---- 14: temporaries after kill -9, SIGINT and SIGTERM ------------------------------

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/program.h"
+#include "core/quote.h"
 #include "core/result_mem.h"
 #include "core/tensor.h"
 #include "tune/tune.h"
@@ -85,6 +86,17 @@ static void launch_from_store(clnz_context *c)
     c->preferred_strategy = r.strategy;
 }
 
+/* A CLNZ_* variable's value clnz does not take: the creation fails with
+ * INVALID_VALUE, the value quoted (it may hold anything, a line break too). */
+static clnz_status bad_env(char *msg, size_t msg_size, const char *name, const char *value,
+                           const char *takes)
+{
+    char q[112];
+    if (msg && msg_size)
+        snprintf(msg, msg_size, "%s=%s: %s", name, quote_name(value, q, sizeof q), takes);
+    return CLNZ_ERROR_INVALID_VALUE;
+}
+
 /* CLNZ_STRATEGY forces a strategy on every context; a name clnz does not
  * know fails the creation rather than being ignored, with INVALID_VALUE as
  * every other CLNZ_* variable's bad value (UNSUPPORTED_STRATEGY is for a
@@ -96,12 +108,8 @@ static clnz_status strategy_from_env(clnz_context *c, char *msg, size_t msg_size
         return CLNZ_SUCCESS;
     if (clnz_strategy_parse(env, &c->forced_strategy) == CLNZ_SUCCESS)
         return CLNZ_SUCCESS;
-    if (msg && msg_size)
-        snprintf(msg, msg_size,
-                 "CLNZ_STRATEGY=%.100s: unknown strategy (auto, single-tile, two-pass, lookback, "
-                 "stream)",
-                 env);
-    return CLNZ_ERROR_INVALID_VALUE;
+    return bad_env(msg, msg_size, "CLNZ_STRATEGY", env,
+                   "unknown strategy (auto, single-tile, two-pass, lookback, stream)");
 }
 
 /* Whether programs may be compiled here: FPGA platforms have no run-time
@@ -116,9 +124,7 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
     const char *env = getenv("CLNZ_NO_COMPILE");
     int no_compile = env && strcmp(env, "1") == 0;
     if (env && *env && !no_compile && strcmp(env, "0") != 0) {
-        if (msg && msg_size)
-            snprintf(msg, msg_size, "CLNZ_NO_COMPILE=%.40s: 1 (never compile) or 0", env);
-        return CLNZ_ERROR_INVALID_VALUE;
+        return bad_env(msg, msg_size, "CLNZ_NO_COMPILE", env, "1 (never compile) or 0");
     }
     c->can_compile = compiler && !no_compile;
     c->no_compile_reason = !compiler ? "the device has no compiler" : "CLNZ_NO_COMPILE=1";
@@ -146,10 +152,8 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
         if (strcmp(atomics, "32") == 0)
             c->lookback_atom64 = 0;
         else if (strcmp(atomics, "64") != 0 || !c->lookback_atom64) {
-            if (msg && msg_size)
-                snprintf(msg, msg_size, "CLNZ_LOOKBACK_ATOMICS=%.40s: 32, or 64 on a device "
-                         "with cl_khr_int64_base_atomics", atomics);
-            return CLNZ_ERROR_INVALID_VALUE;
+            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_ATOMICS", atomics,
+                           "32, or 64 on a device with cl_khr_int64_base_atomics");
         }
     }
     if (spin && *spin) {
@@ -157,10 +161,8 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
         errno = 0;
         unsigned long v = strtoul(spin, &end, 10);
         if (errno || *end || end == spin || *spin == '-' || v > 1000000000UL) {
-            if (msg && msg_size)
-                snprintf(msg, msg_size, "CLNZ_LOOKBACK_SPIN=%.40s: a number of reads, 0 to 10^9",
-                         spin);
-            return CLNZ_ERROR_INVALID_VALUE;
+            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_SPIN", spin,
+                           "a number of reads, 0 to 10^9");
         }
         c->lookback_spin = (unsigned)v;
     }
@@ -186,9 +188,8 @@ static int max_alloc_from_env(unsigned long long *out, char *msg, size_t msg_siz
     int ok = *env >= '0' && *env <= '9' && !errno;
     int shift = ok && *end == 'K' ? 10 : ok && *end == 'M' ? 20 : ok && *end == 'G' ? 30 : 0;
     if (!ok || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift)) {
-        if (msg && msg_size)
-            snprintf(msg, msg_size,
-                     "CLNZ_MAX_ALLOC '%.64s' is not a byte count (digits, then K, M or G)", env);
+        bad_env(msg, msg_size, "CLNZ_MAX_ALLOC", env,
+                "not a byte count (digits, then K, M or G)");
         return -1;
     }
     *out = v << shift;

@@ -1,6 +1,7 @@
 /* devices.c: finding OpenCL devices, listing them and parsing "P:D". */
 #include "core/devices.h"
 #include "core/driver_lock.h"
+#include "core/quote.h"
 #include "tune/tune.h"
 
 #include <ctype.h>
@@ -129,6 +130,7 @@ static int pick(const char *selector, int *pi, int *di, char *why, size_t why_si
     if (best < 0)
         return 0;
     const char *skip = simulators && best > 1 ? ", not a simulator" : "";
+    char q[72];
     if (!selector)
         snprintf(why, why_size, "%s%s",
                  best == 3   ? "the first GPU"
@@ -139,8 +141,8 @@ static int pick(const char *selector, int *pi, int *di, char *why, size_t why_si
         snprintf(why, why_size, "the first %s device%s", selector,
                  best == 1 ? " (a simulator: no other)" : skip);
     else
-        snprintf(why, why_size, "the first device whose name has '%.60s'%s", selector,
-                 best == 1 ? " (a simulator: no other)" : skip);
+        snprintf(why, why_size, "the first device whose name has %s%s",
+                 quote_name(selector, q, sizeof q), best == 1 ? " (a simulator: no other)" : skip);
     return 1;
 }
 
@@ -148,14 +150,14 @@ static int pick(const char *selector, int *pi, int *di, char *why, size_t why_si
 static void chosen(int *pi, int *di, char *why, size_t n)
 {
     const char *env = getenv("CLNZ_DEVICE");
-    char how[120] = "";
+    char how[120] = "", q[52];
     *pi = *di = -1;
     if (env && *env && strchr(env, ':')) {
         if (devices_parse_selector(env, pi, di))
-            snprintf(why, n, "CLNZ_DEVICE=%.40s", env);
+            snprintf(why, n, "CLNZ_DEVICE=%s", quote_name(env, q, sizeof q));
     } else if (pick(env && *env ? env : NULL, pi, di, how, sizeof how, NULL)) {
         if (env && *env)
-            snprintf(why, n, "CLNZ_DEVICE=%.40s: %s", env, how);
+            snprintf(why, n, "CLNZ_DEVICE=%s: %s", quote_name(env, q, sizeof q), how);
         else
             snprintf(why, n, "%s", how);
     }
@@ -225,13 +227,14 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
             selector = NULL;
     }
     int pi = 0, di = 0;
-    char why[160];
+    char why[160], q[112]; /* the selector quoted: it may hold anything */
+    quote_name(selector ? selector : "", q, sizeof q);
     if (selector && strchr(selector, ':')) { /* P:D */
         if (!devices_parse_selector(selector, &pi, &di)) {
             snprintf(msg, msg_size,
-                     "%s '%.100s' is not of the form PLATFORM:DEVICE (e.g. 0:0); a kind (gpu, "
+                     "%s %s is not of the form PLATFORM:DEVICE (e.g. 0:0); a kind (gpu, "
                      "cpu, accelerator) or part of a device's name also select one",
-                     origin, selector);
+                     origin, q);
             return CLNZ_ERROR_INVALID_DEVICE;
         }
     } else {
@@ -241,8 +244,7 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
                 no_device_message(&dv, msg, msg_size);
                 return CLNZ_ERROR_NO_DEVICE;
             }
-            snprintf(msg, msg_size, "%s '%.100s': no device matches (see clnz devices)", origin,
-                     selector);
+            snprintf(msg, msg_size, "%s %s: no device matches (see clnz devices)", origin, q);
             return CLNZ_ERROR_INVALID_DEVICE;
         }
     }
@@ -254,15 +256,14 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
         return CLNZ_ERROR_NO_DEVICE;
     }
     if ((cl_uint)pi >= np) {
-        snprintf(msg, msg_size, "%s '%s': no platform %d (%u found)", origin,
-                 selector ? selector : "", pi, np);
+        snprintf(msg, msg_size, "%s %s: no platform %d (%u found)", origin, q, pi, np);
         return CLNZ_ERROR_INVALID_DEVICE;
     }
     cl_device_id ds[MAX_DEVICES];
     cl_uint nd = devices_of(ps[pi], ds, NULL);
     if ((cl_uint)di >= nd) {
-        snprintf(msg, msg_size, "%s '%s': platform %d has no device %d (%u found)", origin,
-                 selector ? selector : "", pi, di, nd);
+        snprintf(msg, msg_size, "%s %s: platform %d has no device %d (%u found)", origin, q, pi,
+                 di, nd);
         return CLNZ_ERROR_INVALID_DEVICE;
     }
     *platform = ps[pi];

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/cache.h"
 #include "core/driver_lock.h"
+#include "core/quote.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ clnz_status program_source(clnz_context *ctx, const char *file, const char **src
     const char *dir = getenv("CLNZ_KERNEL_DIR");
     *owned = NULL;
     if (dir && *dir) {
-        char path[1024];
+        char path[1024], shown[QUOTE_MAX];
         /* a cut path would read another folder's files */
         if (snprintf(path, sizeof path, "%s/%s.cl", dir, file) >= (int)sizeof path)
             return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "CLNZ_KERNEL_DIR is too long (%zu bytes)",
@@ -66,7 +67,8 @@ clnz_status program_source(clnz_context *ctx, const char *file, const char **src
         size_t size = 0;
         *src = *owned = cache_read_file(path, (size_t)16 << 20, &size);
         if (!*src)
-            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "cannot read kernel source %s", path);
+            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "cannot read kernel source %s",
+                            quote_name(path, shown, sizeof shown));
         return CLNZ_SUCCESS;
     }
     *src = kernel_source_embedded(file);
