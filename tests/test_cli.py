@@ -898,6 +898,14 @@ def test_cache_warnings_quote_the_folder(tmp_path, rng):
         assert p.returncode == 0, p.stderr
         assert p.stderr == (f"clnz: warning: cannot {what} in {io_quote(str(cache / sub))}: "
                             "Not a directory\n"), p.stderr
+        if args[0] == "tune":  # it said "stored in" its folder, raw, though nothing was
+            assert p.stdout.endswith("\nnot stored (see the warning)\n"), p.stdout
+    ok = tmp_path / "ca\nche"
+    p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=dict(os.environ, CLNZ_CACHE_DIR=str(ok)))
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    assert p.stdout.endswith(f"\nstored in {io_quote(str(ok / 'tuning'))}\n"), p.stdout
+    assert (ok / "tuning").is_dir()
 
 
 def test_cache_folder_is_printed_unambiguously(tmp_path):

@@ -494,6 +494,22 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                    "(see clnz devices)", line
 
 
+@needs_shim
+def test_device_listing_quotes_odd_names():
+    """`clnz devices` printed a device's name raw: a line break in it (the
+    shim's CLNZ_SHIM_DEVICE_NAME) split the device over two lines. A name
+    with a control character is quoted as messages quote names; a plain one
+    is left as it is."""
+    plain = clnz("devices", check=True).stdout.decode()
+    odd = "odd\ndevice\x1b[1m it's"
+    p = clnz("devices", check=True, env=shim_env(CLNZ_SHIM_DEVICE_NAME=odd))
+    lines = p.stdout.decode().splitlines()
+    assert len(lines) == len(plain.splitlines()), lines
+    devices = [line for line in lines if not line.startswith("default ")]
+    assert devices and all(f"  {io_quote(odd)}  [" in line for line in devices), lines
+    assert all("'" not in line.split("  [")[0] for line in plain.splitlines()[:-1]), plain
+
+
 # ---- 14: temporaries after kill -9, SIGINT and SIGTERM ------------------------------
 
 def default_signals():

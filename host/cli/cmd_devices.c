@@ -7,6 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A name the driver gives, as it is; quoted (io_quote) only where it holds
+ * a control character, so that a device stays one line of the listing. */
+static const char *driver_text(const char *s, char buf[IO_QUOTE_MAX])
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; ++p)
+        if (*p < 0x20 || *p == 0x7f)
+            return io_quote(s, buf, IO_QUOTE_MAX);
+    return s;
+}
+
 static const char usage_devices[] =
     "usage: clnz devices\n"
     "\n"
@@ -51,11 +61,12 @@ int cmd_devices(int argc, char **argv)
     static const char *const tuning[] = {"defaults", "vendor-tuned", "tuned", "forced"};
     for (int i = 0; i < n && i < 64; ++i) {
         const clnz_device_info *d = &infos[i];
+        char name[IO_QUOTE_MAX], platform[IO_QUOTE_MAX], version[IO_QUOTE_MAX];
         printf("%c %d:%d  %-4s %s  [%s]  %s, %.1f GiB, max alloc %.1f GiB, %s\n",
                d->is_default ? '*' : ' ', d->platform, d->device, d->device_type,
-               d->device_name, d->platform_name, d->version,
-               (double)d->global_mem_size / (1 << 30), (double)d->max_alloc_size / (1 << 30),
-               tuning[d->tuning]);
+               driver_text(d->device_name, name), driver_text(d->platform_name, platform),
+               driver_text(d->version, version), (double)d->global_mem_size / (1 << 30),
+               (double)d->max_alloc_size / (1 << 30), tuning[d->tuning]);
     }
     for (int i = 0; i < n && i < 64; ++i)
         if (infos[i].is_default) {

@@ -1,8 +1,10 @@
 /* cmd_tune.c: `clnz tune`, over the tuning API. */
 #include "cli/cli.h"
+#include "io/io.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,6 +66,8 @@ int cmd_tune(int argc, char **argv)
         clnz_context_release(ctx);
         return rc;
     }
+    /* a call that succeeds with a message has warned: the result was not stored */
+    int stored = *clnz_context_message(ctx) == '\0';
     printf("%-9s %6s %6s %12s %12s  %s\n", "kernel", "wg", "items", "GB/s small", "GB/s large",
            "");
     for (int i = 0; i < n && i < 256; ++i) {
@@ -78,12 +82,18 @@ int cmd_tune(int argc, char **argv)
     }
     printf("strategy for inputs of many tiles: %s\n",
            clnz_strategy_name(clnz_context_auto_strategy(ctx)));
-    char dir[PATH_MAX]; /* the library uses no longer path */
-    if (*clnz_cache_dir(dir, sizeof dir))
-        printf("stored in %s/tuning\n", dir);
-    else
+    char dir[PATH_MAX + 8]; /* the library uses no longer path */
+    char *shown = NULL;
+    if (!*clnz_cache_dir(dir, PATH_MAX))
         printf("not stored: no cache folder\n");
-    cli_release(ctx, EXIT_OK);
-    return EXIT_OK;
+    else if (!stored)
+        printf("not stored (see the warning)\n");
+    else if ((shown = io_show(strcat(dir, "/tuning"))) != NULL) /* a line break stays one line */
+        printf("stored in %s\n", shown);
+    else
+        rc = fail(EXIT_FAIL, "out of memory");
+    free(shown);
+    cli_release(ctx, rc);
+    return rc;
 }
 
