@@ -54,7 +54,7 @@ typedef struct thread_message {
     int claimed; /* the embedded first slot only: whether a thread owns it yet */
     char *long_text; /* malloc'd; a build log can be long */
     char text[CLNZ_MESSAGE_MAX];
-    char warning[CLNZ_MESSAGE_MAX]; /* the reader's copy of the context's warning */
+    char warning[CLNZ_MESSAGE_MAX]; /* this thread's last warning: shown when no error */
 } thread_message;
 
 struct clnz_context {
@@ -85,7 +85,6 @@ struct clnz_context {
      * thread's fallback when a slot cannot be allocated. */
     thread_message first_thread;
     thread_message *other_threads;
-    char warning[CLNZ_MESSAGE_MAX]; /* shown by clnz_context_message when no error */
 
     device_ident id;      /* who the device is: the key of its cache files */
     char *cache_dir;      /* malloc'd; NULL: no cache */

@@ -163,12 +163,17 @@ void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
         snprintf(m->long_text, n, "%s\n%s", head, body);
 }
 
+/* The warning is the calling thread's, as its errors are: another thread's
+ * call on the context never shows it. It stays until this thread's next
+ * warning (the command line shows it once, at the end; the Python module
+ * once per text). */
 void ctx_warn(clnz_context *ctx, const char *fmt, ...)
 {
     CTX_HOLD(ctx);
+    thread_message *m = thread_slot(ctx, 1);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->warning, sizeof ctx->warning, fmt, ap);
+    vsnprintf(m->warning, sizeof m->warning, fmt, ap);
     va_end(ap);
 }
 
@@ -183,8 +188,7 @@ void ctx_free_messages(clnz_context *ctx)
 }
 
 /* The calling thread's message: it stays valid until this thread's next
- * call on the context. The context's warning is copied into the thread's
- * slot, so that another thread's warning cannot change it under the reader. */
+ * call on the context; after a success, its warning if it has one. */
 const char *clnz_context_message(const clnz_context *cctx)
 {
     if (!cctx)
@@ -192,14 +196,10 @@ const char *clnz_context_message(const clnz_context *cctx)
     if (fork_guard_tripped()) /* every call failed with CLNZ_ERROR_FORKED, before any lock */
         return FORK_MESSAGE;
     CTX_HOLD(cctx);
-    clnz_context *ctx = ctx_held_;
-    thread_message *m = thread_slot(ctx, ctx->warning[0] != '\0');
+    thread_message *m = thread_slot(ctx_held_, 0);
     if (!m)
         return "";
     if (m->long_text)
         return m->long_text;
-    if (m->text[0])
-        return m->text;
-    memcpy(m->warning, ctx->warning, sizeof m->warning);
-    return m->warning;
+    return m->text[0] ? m->text : m->warning;
 }
