@@ -7,10 +7,13 @@
  * library's own test of the kind, test_faults.c (linked with --wrap).
  *
  * For tests/test_cli_reliability.py it also stands in front of a few file
- * calls: CLNZ_SHIM_STOP=fsync|renameat makes the process stop itself
- * (SIGSTOP) at its first call of that function, so that a test can kill it
- * right there; CLNZ_SHIM_NO_TMPFILE=1 makes O_TMPFILE fail as it does on a
- * file system without it (EOPNOTSUPP).
+ * calls: CLNZ_SHIM_STOP=fsync|renameat|open|unlinkat makes the process stop
+ * itself (SIGSTOP) at its first call of that function (open: open or
+ * openat), so that a test can kill it right there or change the files it
+ * is working on; FUNC:NAME stops at the first call on a file of that name
+ * (the path's last part), which test_cli_bundle.py uses to stop between
+ * two files of a bundle; CLNZ_SHIM_NO_TMPFILE=1 makes O_TMPFILE fail as it
+ * does on a file system without it (EOPNOTSUPP).
  *
  * For tests/test_cli_bundle.py, CLNZ_SHIM_DEVICE_NAME=NAME makes every
  * device answer CL_DEVICE_NAME with NAME: a name with control characters,
@@ -76,26 +79,36 @@ static int should_fail(const char *name)
 FAULT_CALLS(SHIM_OBJECT, SHIM_STATUS, SHIM_AFTER)
 
 /* ---- file calls ---- */
-static void maybe_stop(const char *name)
+static void maybe_stop(const char *func, const char *path)
 {
     static int stopped;
     const char *v = getenv("CLNZ_SHIM_STOP");
-    if (v && !stopped && strcmp(v, name) == 0) {
-        stopped = 1;
-        raise(SIGSTOP);
-    }
+    size_t n = strlen(func);
+    if (!v || stopped || strncmp(v, func, n) != 0 || (v[n] && v[n] != ':'))
+        return;
+    const char *base = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (v[n] == ':' && (!base || strcmp(base, v + n + 1) != 0))
+        return;
+    stopped = 1;
+    raise(SIGSTOP);
 }
 
 int fsync(int fd)
 {
-    maybe_stop("fsync");
+    maybe_stop("fsync", NULL);
     return REAL(fsync)(fd);
 }
 
 int renameat(int olddir, const char *old, int newdir, const char *new_name)
 {
-    maybe_stop("renameat");
+    maybe_stop("renameat", new_name);
     return REAL(renameat)(olddir, old, newdir, new_name);
+}
+
+int unlinkat(int dir, const char *path, int flags)
+{
+    maybe_stop("unlinkat", path);
+    return REAL(unlinkat)(dir, path, flags);
 }
 
 static int no_tmpfile(int flags)
@@ -117,10 +130,24 @@ static int no_tmpfile(int flags)
         va_end(ap);                                               \
         if (no_tmpfile(flags))                                    \
             return -1;                                            \
+        maybe_stop("open", path);                                 \
         return REAL(name)(dir, path, flags, mode);                \
     }
 SHIM_OPENAT(openat)
 SHIM_OPENAT(openat64)
+
+#define SHIM_OPEN(name)                                           \
+    int name(const char *path, int flags, ...)                    \
+    {                                                             \
+        va_list ap;                                               \
+        va_start(ap, flags);                                      \
+        mode_t mode = (mode_t)va_arg(ap, unsigned);               \
+        va_end(ap);                                               \
+        maybe_stop("open", path);                                 \
+        return REAL(name)(path, flags, mode);                     \
+    }
+SHIM_OPEN(open)
+SHIM_OPEN(open64)
 
 /* ---- a device's name ---- */
 cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t n, void *value, size_t *ret)

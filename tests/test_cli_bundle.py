@@ -2,11 +2,14 @@
 used by processes that may not compile (CLNZ_NO_COMPILE=1) and start with an
 empty program cache; what a bundle lacks, a bundle for another device, and a
 damaged one are refused with one `clnz: ...` line; clnz writes a bundle
-whole or not at all and replaces only a folder it made. The building goes
+whole or not at all and replaces only a folder it made, also when the folder
+changes or is loaded while it is rebuilt (the shim's CLNZ_SHIM_STOP stops
+a process at the moment that matters). The building goes
 through the suite's shared program cache, so the quick tier compiles each
 program once."""
 import os
 import shutil
+import signal
 import subprocess
 
 import numpy as np
@@ -14,7 +17,8 @@ import pytest
 
 from test_cli import (CLNZ, SEED, TIMEOUT, bound_by_permissions, io_quote, random_array,  # noqa: F401
                       rng, save)
-from test_cli_reliability import SHIM, clnz, listing, needs_shim, one_error_line, shim_env, temporaries
+from test_cli_reliability import (SHIM, clnz, listing, needs_shim, one_error_line, shim_env,
+                                  temporaries, wait_stopped)
 
 USES = ["--dtypes", "u8,f32", "--ops", "count,nonzero"]
 
@@ -238,11 +242,12 @@ def test_build_writes_only_what_clnz_made(tmp_path, bundle):
     assert not temporaries(tmp_path)
     # a bundle folder that holds a file, or a folder, of the user's is not
     # clnz's alone: refused, untouched (it was replaced, the file deleted,
-    # while the emptiness check's read hid the folder's entries)
-    for extra in ["NOTES.md", "sub"]:
+    # while the emptiness check's read hid the folder's entries); a folder
+    # named as a bundle's file is the user's too (it was taken for one)
+    for extra in ["NOTES.md", "sub", "9-sub.bin"]:
         mixed = tmp_path / ("mixed-" + extra)
         shutil.copytree(bundle, mixed)
-        if extra == "sub":
+        if extra != "NOTES.md":
             (mixed / extra).mkdir()
             (mixed / extra / "f").write_text("keep")
         else:
@@ -254,6 +259,105 @@ def test_build_writes_only_what_clnz_made(tmp_path, bundle):
                 if (mixed / n).is_file()} == before
         assert sorted(listing(mixed)) == sorted(listing(bundle) + [extra])
     assert not temporaries(tmp_path)
+
+
+def run_stopped(args, stop, act, env=None):
+    """clnz under the shim until it stops itself at `stop` (CLNZ_SHIM_STOP:
+    FUNC or FUNC:NAME), act() while it is stopped, then on to its end: the
+    CompletedProcess."""
+    env = dict(env if env is not None else os.environ, LD_PRELOAD=SHIM, CLNZ_SHIM_STOP=stop)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
+    p = subprocess.Popen([CLNZ, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env)
+    try:
+        wait_stopped(p.pid)
+        act()
+        os.kill(p.pid, signal.SIGCONT)
+        out, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def files_of(d):
+    return {n: (d / n).read_bytes() for n in listing(d) if (d / n).is_file()}
+
+
+@needs_shim
+def test_build_keeps_files_added_while_it_compiled(tmp_path, bundle):
+    """Concurrency probe (t4c): a file and a folder put into a bundle folder
+    while `bundle build -o` compiled were lost, exit 0: the file deleted,
+    the folder moved into a hidden temporary for good. The folder was
+    checked when the build began only; it is checked again after the swap,
+    put back as its user left it, and the build fails naming it. The shim
+    stops the build at its first fsync (after the check, before the swap)."""
+    d = tmp_path / "b"
+    shutil.copytree(bundle, d)
+    before = files_of(d)
+
+    def add():
+        (d / "important.txt").write_text("precious")
+        (d / "sub").mkdir()
+        (d / "sub" / "f.txt").write_text("keep")
+    p = run_stopped(["bundle", "build", "-o", d, "--dtypes", "u8", "--ops", "count"], "fsync", add)
+    line = one_error_line(p)
+    assert line == (f"clnz: {io_quote(str(d))} changed while the bundle was made (it holds files "
+                    "clnz did not make now): it is left as it was, and a bundle replaces only an "
+                    "empty folder or a bundle of its own"), line
+    assert files_of(d) == dict(before, **{"important.txt": b"precious"})
+    assert listing(d / "sub") == ["f.txt"] and (d / "sub" / "f.txt").read_text() == "keep"
+    assert not temporaries(tmp_path)
+
+
+@needs_shim
+def test_build_moves_what_arrives_in_the_old_folder_into_the_new(tmp_path, bundle):
+    """The window that stays: a writer that found the folder before the swap
+    adds to it after its second check, while its files are deleted (the
+    shim stops the build at its deletion of the old manifest.txt). Such a
+    file was deleted or left in a hidden temporary; only names a bundle's
+    files have are deleted now, and what else is there goes into the new
+    bundle folder, where it would have gone a moment later."""
+    d = tmp_path / "b"
+    shutil.copytree(bundle, d)
+
+    def add():
+        [old] = temporaries(tmp_path)  # the old folder, swapped out
+        (tmp_path / old / "late.txt").write_text("late")
+        (tmp_path / old / "sub").mkdir()
+        (tmp_path / old / "sub" / "f.txt").write_text("keep")
+    p = run_stopped(["bundle", "build", "-o", d, "--dtypes", "u8", "--ops", "count"],
+                    "unlinkat:manifest.txt", add)
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    assert b"dtypes u8\n" in (d / "manifest.txt").read_bytes()
+    assert (d / "late.txt").read_text() == "late" and (d / "sub" / "f.txt").read_text() == "keep"
+    assert not temporaries(tmp_path)
+
+
+@needs_shim
+def test_bundle_rebuilt_while_it_is_loaded(tmp_path, rng, bundle):
+    """Concurrency probe (t4): processes loading a bundle while `bundle
+    build` rebuilt it in place failed 53 times in 768 ("2-nonzero.bin is
+    missing, unreadable or larger than the manifest says"): the manifest
+    came from the old folder, the files by path from the new one. The shim
+    stops a loader after it read the manifest, at its first program file;
+    the bundle is rebuilt with other uses meanwhile; the loader finds the
+    old folder's files gone, and reads the new bundle whole."""
+    d = tmp_path / "b"
+    shutil.copytree(bundle, d)
+    first = next(n for n in listing(d) if n.startswith("0-"))
+    a = random_array(rng, "u1", (40, 30))
+    np.save(tmp_path / "a.npy", a)
+
+    def rebuild():
+        clnz("bundle", "build", "-o", d, "--dtypes", "u8", "--ops", "count", check=True)
+        assert first in listing(d) and listing(d) != listing(bundle)
+    p = run_stopped(["count", tmp_path / "a.npy"], f"open:{first}", rebuild,
+                    env=loading_env(tmp_path, d))
+    assert p.returncode == 0, p.stderr
+    assert int(p.stdout) == np.count_nonzero(a), SEED
+    assert b"dtypes u8\n" in (d / "manifest.txt").read_bytes()
 
 
 @pytest.mark.parametrize("args", [["build"], ["build", "-o"], ["build", "-o", "x", "--dtypes", "u9"],

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_bundle[] =
@@ -33,7 +34,9 @@ static const char usage_bundle[] =
     "DIR is replaced whole or not at all, and only if it is empty or a bundle.\n";
 
 /* A bundle folder clnz made: a manifest that starts as clnz writes one, and
- * nothing but the files a bundle holds. */
+ * nothing but files with names a bundle's files have (output_dir.h keeps
+ * that rule: they are also the only names a removal deletes; a folder of
+ * such a name would not be deleted, so it makes the folder not ours). */
 static int is_bundle(int dirfd)
 {
     int fd = openat(dirfd, "manifest.txt", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -53,13 +56,11 @@ static int is_bundle(int dirfd)
      * (the emptiness check): from the first entry, or a folder read to its
      * end would pass for a bundle with nothing else in it */
     rewinddir(d);
-    for (struct dirent *e; ok && (e = readdir(d));) {
-        const char *n = e->d_name, *dot = strrchr(n, '.');
-        size_t digits = strspn(n, "0123456789");
-        ok = strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "manifest.txt") == 0 ||
-             (digits > 0 && n[digits] == '-' && dot &&
-              (strcmp(dot, ".bin") == 0 || strcmp(dot, ".cl") == 0));
-    }
+    struct stat sb;
+    for (struct dirent *e; ok && (e = readdir(d));)
+        ok = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+             (out_dir_own_name(e->d_name) &&
+              fstatat(dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode));
     closedir(d);
     return ok;
 }

@@ -4,9 +4,18 @@
  * beside the target, locked (flock) by this process for its life, so that
  * a later run can tell one whose writer was killed and remove it. The
  * commit swaps it in with one rename (renameat2: RENAME_NOREPLACE for a new
- * target, RENAME_EXCHANGE for one it replaces, whose old files are then
- * removed), under output.c's registry lock: SIGINT and the like wait for
- * it, then find either the temporary (removed) or the finished folder. */
+ * target, RENAME_EXCHANGE for one it replaces, whose old folder is then
+ * checked again and removed: settle_old), under output.c's registry lock:
+ * SIGINT and the like wait for it, then find either the temporary
+ * (removed) or the finished folder.
+ *
+ * Other processes may write into the target at any time (a user adds a
+ * file while a build compiles). Two rules make that safe in every order of
+ * events: clnz deletes only names a bundle's files have (out_dir_own_name),
+ * and removes a folder only with rmdir, which fails while it holds
+ * anything; so nothing else is ever deleted, whatever a race brings into a
+ * folder clnz removes. The rest of the care (settle_old) is that such
+ * things end up where the user can see them, not in a hidden temporary. */
 #define _GNU_SOURCE
 #include "io/output_dir.h"
 #include "io/output_tmp.h"
@@ -24,15 +33,16 @@
 #include <unistd.h>
 
 struct out_dir {
-    char *path;   /* as given, for messages */
-    int parent;   /* the folder that holds the target */
-    char *base;   /* the target's name in it */
-    char *parent_name; /* the parent, quoted for messages */
-    int exists;   /* the target is there (empty, or the caller's) */
-    mode_t mode;  /* its mode, which the new folder keeps */
+    char *path;        /* as given, for messages */
+    int parent;        /* the folder that holds the target */
+    char *dir;         /* its path, for messages */
+    char *base;        /* the target's name in it */
+    int exists;        /* the target is there (empty, or the caller's) */
+    mode_t mode;       /* its mode, which the new folder keeps */
+    out_dir_ours ours; /* the caller's test of a folder it may replace */
     char tmp[TMP_NAME + 1];
-    int tmpfd;    /* the temporary folder, open and locked */
-    int named;    /* tmp names our folder in parent (changed under the registry lock) */
+    int tmpfd; /* the temporary folder, open and locked */
+    int named; /* tmp names our folder in parent (changed under the registry lock) */
 };
 
 static out_dir *live; /* the folder the signal thread removes */
@@ -43,29 +53,93 @@ static out_dir *live; /* the folder the signal thread removes */
         return -1;                            \
     } while (0)
 
-/* Removes a folder of regular files: 0, or -1 (and the folder stays) when
- * it holds anything else. */
+int out_dir_own_name(const char *name)
+{
+    size_t digits = strspn(name, "0123456789");
+    const char *dot = strrchr(name, '.');
+    return strcmp(name, "manifest.txt") == 0 ||
+           (digits > 0 && name[digits] == '-' && dot &&
+            (strcmp(dot, ".bin") == 0 || strcmp(dot, ".cl") == 0));
+}
+
+/* The folder open as fd, read from its first entry (a copy of fd shares
+ * its position, which an earlier reading left at the end), or NULL. */
+static DIR *read_folder(int fd)
+{
+    int copy = dup(fd);
+    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
+    if (!d && copy >= 0)
+        close(copy);
+    if (d)
+        rewinddir(d);
+    return d;
+}
+
+/* Deletes the files of ours in the folder open as fd: only those names
+ * (a folder of that name stays: unlinkat without AT_REMOVEDIR fails). */
+static void remove_own(int fd)
+{
+    DIR *d = read_folder(fd);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (out_dir_own_name(e->d_name))
+            unlinkat(fd, e->d_name, 0);
+    if (d)
+        closedir(d);
+}
+
+/* A rename that never replaces what holds the new name (EEXIST). */
+static int rename_noreplace(int fromdir, const char *from, int todir, const char *to)
+{
+    if (renameat2(fromdir, from, todir, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    struct stat sb; /* a file system without the flag: check, then rename */
+    if (fstatat(todir, to, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+        return errno = EEXIST, -1;
+    return renameat(fromdir, from, todir, to);
+}
+
+/* Moves what the folder open as `from` holds into `to`, under the same
+ * names (one taken there stays): how many moved. */
+static int move_all(int from, int to)
+{
+    int moved = 0;
+    DIR *d = read_folder(from);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            moved += rename_noreplace(from, e->d_name, to, e->d_name) == 0;
+    if (d)
+        closedir(d);
+    return moved;
+}
+
+/* Removes folder `name` of parent, open as fd: our files deleted, then
+ * rmdir. What else it holds (there already, or arriving meanwhile) is
+ * moved into the folder open as `into`, and rmdir tried again, a few
+ * times; into -1 keeps it where it is. 0 once the folder is gone. */
+static int empty_and_remove(int parent, const char *name, int fd, int into)
+{
+    for (int tries = 0; tries < 4; ++tries) {
+        remove_own(fd);
+        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+            return 0;
+        if (into < 0 || (errno != ENOTEMPTY && errno != EEXIST) || move_all(fd, into) == 0)
+            return -1;
+    }
+    return -1;
+}
+
+/* Removes a folder of ours: 0, or -1 (and the folder stays, with whatever
+ * it holds that is not ours). */
 static int remove_folder(int parent, const char *name)
 {
     int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return -1;
-    }
-    int other = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        struct stat sb;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (fstatat(fd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
-            unlinkat(fd, e->d_name, 0);
-        else
-            other = 1;
-    }
-    closedir(d);
-    return other ? -1 : unlinkat(parent, name, AT_REMOVEDIR);
+    int rc = empty_and_remove(parent, name, fd, -1);
+    close(fd);
+    return rc;
 }
 
 static void on_signal(void)
@@ -86,18 +160,13 @@ void out_dir_remove_if_stale(int dirfd, const char *name, int fd)
 /* 1 if the folder is empty. */
 static int is_empty(int fd)
 {
-    int copy = dup(fd);
-    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
-    if (!d) {
-        if (copy >= 0)
-            close(copy);
-        return 0;
-    }
+    DIR *d = read_folder(fd);
     int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
+    for (struct dirent *e; d && (e = readdir(d));)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n == 0;
+    if (d)
+        closedir(d);
+    return d && n == 0;
 }
 
 /* The target, symlinks followed (a new one: the path as given, without
@@ -144,18 +213,12 @@ static int check_target(out_dir *d, const char *target, const struct stat *sb, o
     char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target))
                       : strdup(".");
     d->base = strdup(base);
-    if (!dir || !d->base) {
-        free(dir);
+    d->dir = dir;
+    if (!dir || !d->base)
         FAIL("out of memory");
-    }
     d->parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e = errno;
-    d->parent_name = strdup(io_quote(dir, q, sizeof q));
-    free(dir);
-    if (!d->parent_name)
-        FAIL("out of memory");
     if (d->parent < 0)
-        FAIL("cannot write %s: folder %s: %s", name, d->parent_name, strerror(e));
+        FAIL("cannot write %s: folder %s: %s", name, io_quote(dir, q, sizeof q), strerror(errno));
     return 0;
 }
 
@@ -200,7 +263,8 @@ out_dir *out_dir_begin(const char *path, out_dir_ours ours, char *err, size_t er
         return NULL;
     }
     d->parent = d->tmpfd = -1;
-    char q[IO_QUOTE_MAX];
+    d->ours = ours;
+    char q[IO_QUOTE_MAX], qd[IO_QUOTE_MAX];
     struct stat sb;
     char *target = resolve(path, &sb, &d->exists);
     int rc = target ? check_target(d, target, &sb, ours, err, err_size) : -1;
@@ -217,7 +281,8 @@ out_dir *out_dir_begin(const char *path, out_dir_ours ours, char *err, size_t er
         if (make_temp(d) != 0) {
             snprintf(err, err_size, "cannot write %s: no folder can be created in folder %s "
                      "(the bundle is written there first, then renamed into place): %s",
-                     io_quote(path, q, sizeof q), d->parent_name, strerror(errno));
+                     io_quote(path, q, sizeof q), io_quote(d->dir, qd, sizeof qd),
+                     strerror(errno));
             rc = -1;
         }
     }
@@ -232,8 +297,8 @@ int out_dir_file(out_dir *d, const char *name, const void *data, size_t size, ch
                  size_t err_size)
 {
     char q[IO_QUOTE_MAX];
-    if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        FAIL("no file name: '%s'", name);
+    if (!out_dir_own_name(name) || strchr(name, '/')) /* only what a removal deletes again */
+        FAIL("not a name of a bundle's file: %s", io_quote(name, q, sizeof q));
     /* under the registry lock: the signal thread, which empties and removes
      * the temporary folder, must not run while a file is being made in it
      * (the folder, not empty again, would stay: seen 1 SIGINT in 40) */
@@ -250,34 +315,129 @@ int out_dir_file(out_dir *d, const char *name, const void *data, size_t size, ch
     return 0;
 }
 
-/* The swap itself, under the registry lock. */
-static int swap_in(out_dir *d)
+/* The rename into the target's name failed (errno): -1 and why. */
+static int put_failed(const out_dir *d, char *err, size_t err_size)
 {
-    if (!d->exists) {
-        if (renameat2(d->parent, d->tmp, d->parent, d->base, RENAME_NOREPLACE) == 0)
-            return 0;
-        if (errno != EINVAL && errno != ENOSYS)
-            return -1;
-        struct stat sb; /* a file system without the flag: check, then rename */
-        if (fstatat(d->parent, d->base, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-            return errno = EEXIST, -1;
-        return renameat(d->parent, d->tmp, d->parent, d->base);
-    }
+    char q[IO_QUOTE_MAX];
+    FAIL("cannot put %s in place: %s", io_quote(d->path, q, sizeof q),
+         errno == EEXIST || errno == ENOTEMPTY ? "something else took its name meanwhile"
+                                               : strerror(errno));
+}
+
+/* A new target: the folder renamed in, never over what took the name. */
+static int put_new(out_dir *d, char *err, size_t err_size)
+{
+    if (rename_noreplace(d->parent, d->tmp, d->parent, d->base) != 0)
+        return put_failed(d, err, err_size);
+    d->named = 0;
+    return 0;
+}
+
+/* The new folder at the target's name, the target's folder at `old`: one
+ * RENAME_EXCHANGE (old is tmp then), or on a file system without it, the
+ * old folder renamed aside, then the new one in. */
+static int exchange(out_dir *d, char old[TMP_NAME + 1])
+{
+    memcpy(old, d->tmp, sizeof d->tmp);
     if (renameat2(d->parent, d->tmp, d->parent, d->base, RENAME_EXCHANGE) == 0)
-        return remove_folder(d->parent, d->tmp), 0; /* tmp names the old folder now */
+        return 0;
     if (errno != EINVAL && errno != ENOSYS)
         return -1;
-    char old[TMP_NAME + 1]; /* without the flag: the old one aside, the new one in */
     out_tmp_name(old);
-    if (renameat(d->parent, d->base, d->parent, old) != 0)
+    if (rename_noreplace(d->parent, d->base, d->parent, old) != 0)
         return -1;
-    if (renameat(d->parent, d->tmp, d->parent, d->base) != 0) {
-        int e = errno;
-        renameat(d->parent, old, d->parent, d->base);
-        return errno = e, -1;
+    if (rename_noreplace(d->parent, d->tmp, d->parent, d->base) == 0)
+        return 0;
+    int e = errno;
+    rename_noreplace(d->parent, old, d->parent, d->base);
+    return errno = e, -1;
+}
+
+/* Undoes exchange: the old folder at the target's name, the new at tmp. */
+static int exchange_back(out_dir *d, const char *old)
+{
+    if (strcmp(old, d->tmp) == 0)
+        return renameat2(d->parent, d->tmp, d->parent, d->base, RENAME_EXCHANGE);
+    if (rename_noreplace(d->parent, d->base, d->parent, d->tmp) != 0)
+        return -1;
+    return rename_noreplace(d->parent, old, d->parent, d->base);
+}
+
+/* The path of `name` in the target's folder, for messages. */
+static void in_parent(const out_dir *d, const char *name, char *buf, size_t n)
+{
+    size_t len = strlen(d->dir);
+    snprintf(buf, n, "%s%s%s", d->dir, len && d->dir[len - 1] == '/' ? "" : "/", name);
+}
+
+/* After the exchange, `old` names the folder that was the target. It was
+ * checked when writing began, but minutes of compiling may lie between,
+ * and what a user put in it since must not go with it. Checked again now
+ * that the target's name leads to the new folder (a writer that looks it
+ * up from now on writes there):
+ * - anything not ours (or it cannot be read): exchanged back, so the
+ *   target is again the folder as its user left it, and the commit fails;
+ *   what was written into the new folder in the instant it was the target
+ *   is moved over with it;
+ * - ours (a bundle, or empty): our files deleted and the folder removed.
+ *   Something that arrives after the check (from a writer that looked up
+ *   the path before the exchange, or holds the folder open) is never
+ *   deleted: remove_own passes it by and rmdir fails; it is then moved into
+ *   the new folder, where it would have gone a moment later, and rmdir
+ *   tried again. What still cannot go (its name taken, or it keeps coming)
+ *   stays in `old`, which the error names: never hidden without a word.
+ * A sweep of stale temporaries by another run (old has a temporary's name)
+ * may delete our files first, never anything else: the lock taken here
+ * mostly keeps it off; without it (a run that made the folder, still
+ * holding it) the check may see a half-removed bundle as not ours, and
+ * puts it back: a failure, nothing lost. */
+static int settle_old(out_dir *d, const char *old, char *err, size_t err_size)
+{
+    char q[IO_QUOTE_MAX], qo[IO_QUOTE_MAX], where[PATH_MAX];
+    const char *name = io_quote(d->path, q, sizeof q);
+    in_parent(d, old, where, sizeof where);
+    int fd = openat(d->parent, old, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    if (fd < 0 && e == ENOENT) /* removed by a sweep: it was empty then */
+        return d->named = 0, 0;
+    if (fd >= 0)
+        flock(fd, LOCK_EX | LOCK_NB);
+    if (fd >= 0 && (is_empty(fd) || d->ours(fd))) {
+        int rc = empty_and_remove(d->parent, old, fd, d->tmpfd);
+        close(fd);
+        d->named = 0;
+        if (rc)
+            FAIL("%s is in place, but things clnz did not make were put in the folder it "
+                 "replaced while that was being removed: they are in %s", name,
+                 io_quote(where, qo, sizeof qo));
+        return 0;
     }
-    remove_folder(d->parent, old);
-    return 0;
+    if (exchange_back(d, old) != 0) {
+        if (fd >= 0)
+            close(fd);
+        d->named = 0;
+        FAIL("%s changed while the bundle was made (it holds files clnz did not make), and "
+             "could not be put back: it is %s now (%s)", name, io_quote(where, qo, sizeof qo),
+             strerror(errno));
+    }
+    d->named = empty_and_remove(d->parent, d->tmp, d->tmpfd, fd) != 0;
+    if (fd >= 0)
+        close(fd);
+    in_parent(d, d->tmp, where, sizeof where);
+    FAIL("%s changed while the bundle was made (%s): it is left as it was, and a bundle "
+         "replaces only an empty folder or a bundle of its own%s%s", name,
+         fd >= 0 ? "it holds files clnz did not make now" : strerror(e),
+         d->named ? "; what was written into it meanwhile is in " : "",
+         d->named ? io_quote(where, qo, sizeof qo) : "");
+}
+
+/* An existing target replaced: exchanged, then its old folder settled. */
+static int replace(out_dir *d, char *err, size_t err_size)
+{
+    char old[TMP_NAME + 1];
+    if (exchange(d, old) != 0)
+        return put_failed(d, err, err_size);
+    return settle_old(d, old, err, err_size);
 }
 
 int out_dir_commit(out_dir *d, char *err, size_t err_size)
@@ -287,17 +447,11 @@ int out_dir_commit(out_dir *d, char *err, size_t err_size)
         FAIL("cannot write %s: %s", io_quote(d->path, q, sizeof q), strerror(errno));
     out_registry_lock();
     out_registry_stop_if_signalled();
-    int rc = swap_in(d);
-    int e = errno;
-    if (!rc)
-        d->named = 0;
+    int rc = d->exists ? replace(d, err, err_size) : put_new(d, err, err_size);
     out_registry_stop_if_signalled();
     out_registry_unlock();
-    if (rc)
-        FAIL("cannot put %s in place: %s", io_quote(d->path, q, sizeof q),
-             e == EEXIST || e == ENOTEMPTY ? "something else took its name meanwhile" : strerror(e));
     fsync(d->parent);
-    return 0;
+    return rc;
 }
 
 void out_dir_discard(out_dir *d)
@@ -317,6 +471,6 @@ void out_dir_discard(out_dir *d)
         close(d->parent);
     free(d->path);
     free(d->base);
-    free(d->parent_name);
+    free(d->dir);
     free(d);
 }

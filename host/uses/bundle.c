@@ -1,19 +1,29 @@
 /* bundle.c: a program bundle in memory: its manifest and the bytes of each
  * program's file. Read from a folder (every file checked against the
- * manifest's size and checksum before anything uses it) or made by
+ * manifest's size and checksum before anything uses it, all of them from
+ * one folder even while it is rebuilt in place) or made by
  * bundle_build.c; writing one to a folder is the caller's (the command
  * line writes it all or nothing, host/io/output_dir.c). */
+#define _GNU_SOURCE /* O_PATH */
 #include "uses/bundle.h"
 #include "core/cache.h"
 #include "core/quote.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* How often a bundle is read when its folder is replaced while it is read
+ * (clnz_bundle_open): a read fails again only if another rebuild swapped
+ * the folder meanwhile, and each rebuild writes every file (or compiles):
+ * a few tries are plenty, and a bound keeps a loop from being endless. */
+enum { BUNDLE_OPEN_TRIES = 5 };
 
 /* A failure with its reason in msg: a bundle's fault is BUNDLE_REFUSED
  * (refuse), a caller's bad argument INVALID_ARGUMENT. */
@@ -63,16 +73,47 @@ int bundle_finish(clnz_bundle *b)
     return b->text ? 0 : -1;
 }
 
-/* Program i's file from the folder, checked. */
-static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
+/* A whole regular file of the folder open as dirfd, NUL-terminated: NULL
+ * if it is missing, unreadable, not a regular file or over max bytes. As
+ * cache_read_file reads one by path (without blocking: a FIFO in its place
+ * must not hang), but by name in a folder already open. */
+static char *read_at(int dirfd, const char *name, size_t max, size_t *size)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat sb;
+    char *buf = NULL;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= max)
+        buf = malloc((size_t)sb.st_size + 1);
+    size_t n = 0;
+    while (buf && n < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + n, (size_t)sb.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) { /* an error, or the file shrank */
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    if (buf) {
+        buf[n] = '\0';
+        *size = n;
+    }
+    return buf;
+}
+
+/* Program i's file from the folder open as dirfd, checked. */
+static clnz_status read_entry(clnz_bundle *b, int dirfd, int i, char *msg, size_t n)
 {
     const manifest_entry *e = &b->m.entries[i];
     char name[MANIFEST_FILE_NAME];
     manifest_file_name(&b->m, i, name, sizeof name);
-    char *path = cache_path(b->dir, "%s", name);
     size_t size = 0;
-    unsigned char *data = path ? (unsigned char *)cache_read_file(path, e->size, &size) : NULL;
-    free(path);
+    unsigned char *data = (unsigned char *)read_at(dirfd, name, e->size, &size);
     char q[QUOTE_MAX];
     if (!data)
         return refuse(msg, n, "bundle %s: %s is missing, unreadable or larger than the manifest "
@@ -86,10 +127,8 @@ static clnz_status read_entry(clnz_bundle *b, int i, char *msg, size_t n)
     return CLNZ_SUCCESS;
 }
 
-/* Why a bundle's manifest could not be read: the folder or the manifest
- * missing, a file where the folder should be, a manifest too large or
- * unreadable (the user then knows what to fix). */
-static clnz_status refuse_manifest(const char *dir, const char *path, char *msg, size_t n)
+/* Why the folder could not be opened (errno e): missing, or a file. */
+static clnz_status refuse_folder(const char *dir, int e, char *msg, size_t n)
 {
     struct stat sb;
     char q[QUOTE_MAX];
@@ -99,7 +138,17 @@ static clnz_status refuse_manifest(const char *dir, const char *path, char *msg,
     if (!S_ISDIR(sb.st_mode))
         return refuse(msg, n, "bundle %s is not a folder (a bundle is a folder with %s)", q,
                       MANIFEST_NAME);
-    if (stat(path, &sb) != 0)
+    return refuse(msg, n, "bundle %s: %s", q, strerror(e));
+}
+
+/* Why the manifest of the folder open as dirfd could not be read: missing,
+ * too large or unreadable (the user then knows what to fix). */
+static clnz_status refuse_manifest(const char *dir, int dirfd, char *msg, size_t n)
+{
+    struct stat sb;
+    char q[QUOTE_MAX];
+    quote_name(dir, q, sizeof q);
+    if (fstatat(dirfd, MANIFEST_NAME, &sb, 0) != 0)
         return refuse(msg, n, "bundle %s has no %s: not a bundle (clnz bundle build makes one)",
                       q, MANIFEST_NAME);
     if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > MANIFEST_MAX_BYTES)
@@ -109,22 +158,14 @@ static clnz_status refuse_manifest(const char *dir, const char *path, char *msg,
                   S_ISREG(sb.st_mode) ? "not readable" : "not a regular file");
 }
 
-clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size)
+/* The bundle in the folder open as dirfd (dir names it in messages). */
+static clnz_status read_bundle(const char *dir, int dirfd, clnz_bundle **out, char *msg,
+                               size_t msg_size)
 {
-    if (!dir || !out)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
-    char *path = cache_path(dir, MANIFEST_NAME);
-    if (!path)
-        return CLNZ_ERROR_OUT_OF_HOST_MEMORY;
     size_t size = 0;
-    char *text = cache_read_file(path, MANIFEST_MAX_BYTES, &size);
-    if (!text) {
-        clnz_status st = refuse_manifest(dir, path, msg, msg_size);
-        free(path);
-        return st;
-    }
-    free(path);
+    char *text = read_at(dirfd, MANIFEST_NAME, MANIFEST_MAX_BYTES, &size);
+    if (!text)
+        return refuse_manifest(dir, dirfd, msg, msg_size);
     manifest m;
     char err[300];
     if (manifest_parse(text, size, &m, err, sizeof err)) {
@@ -143,12 +184,48 @@ clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size
     b->text_len = size;
     clnz_status st = CLNZ_SUCCESS;
     for (int i = 0; i < b->m.n && !st; ++i)
-        st = read_entry(b, i, msg, msg_size);
+        st = read_entry(b, dirfd, i, msg, msg_size);
     if (st)
         clnz_bundle_release(b);
     else
         *out = b;
     return st;
+}
+
+/* 1 if dir names another folder now than the one open as fd. */
+static int replaced(const char *dir, int fd)
+{
+    struct stat was, now;
+    return fstat(fd, &was) == 0 &&
+           (stat(dir, &now) != 0 || now.st_dev != was.st_dev || now.st_ino != was.st_ino);
+}
+
+/* A bundle may be rebuilt in place while processes load it: `clnz bundle
+ * build -o DIR` swaps a new folder in with one rename, then deletes the
+ * old folder's files. Paths would pair one folder's manifest with the
+ * other's files; so the folder is opened once and the manifest and every
+ * file read from it: all from the old folder, or all from the new. A read
+ * that finds a file gone (deleted after the swap) is told from a damaged
+ * bundle by DIR naming another folder now: then the bundle is read again
+ * from the start, from the new folder. A bundle refused with DIR
+ * unchanged is refused as it is, with the reason. */
+clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size)
+{
+    if (!dir || !out)
+        return CLNZ_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    for (int tries = 1;; ++tries) {
+        /* O_PATH: a folder that may be searched but not listed is read as by paths */
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            return refuse_folder(dir, errno, msg, msg_size);
+        clnz_status st = read_bundle(dir, fd, out, msg, msg_size);
+        int again =
+            st == CLNZ_ERROR_BUNDLE_REFUSED && tries < BUNDLE_OPEN_TRIES && replaced(dir, fd);
+        close(fd);
+        if (!again)
+            return st;
+    }
 }
 
 int clnz_bundle_file_count(const clnz_bundle *b) { return b ? 1 + b->m.n : 0; }
