@@ -260,9 +260,11 @@ static void test_batched_slices(void **state)
 {
     (void)state;
     clnz_context *ctx = limited_context("4K");
-    /* the last: the input fits, its entries do not (the whole-batch call fails, then halves) */
-    int64_t shapes[4][3] = {{200, 3, 5}, {5, 40, 61}, {3, 1, 9000}, {4, 30, 8}};
-    for (int s = 0; s < 4; ++s) {
+    /* the last two: the input fits, its entries do not (the whole-batch call fails, then
+     * halves), and 600 items whose offsets do not (TOO_LARGE, not the driver's refusal:
+     * then slices) */
+    int64_t shapes[5][3] = {{200, 3, 5}, {5, 40, 61}, {3, 1, 9000}, {4, 30, 8}, {600, 1, 1}};
+    for (int s = 0; s < 5; ++s) {
         int64_t *shape = shapes[s], n = shape[0] * shape[1] * shape[2];
         float *x = malloc((size_t)n * 4);
         tu_fill(CLNZ_F32, x, (size_t)n, s % 2 ? 0.7 : 0.2);

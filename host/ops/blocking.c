@@ -112,8 +112,15 @@ clnz_status host_job_count(host_job *h, int64_t *offsets)
     nz_job *job = &h->job;
     clnz_status st = chosen(h);
     if (!st && job->batches && !h->offsetsb) {
-        st = rw_buffer(ctx, (size_t)(job->batches + 1) * sizeof(cl_long), &h->offsetsb,
-                        "clCreateBuffer(offsets)");
+        /* TOO_LARGE, not the driver's CL_INVALID_BUFFER_SIZE: the batched
+         * call then cuts the batch in slices (batched.c) */
+        st = job->batches >= ctx->max_alloc / sizeof(cl_long)
+                 ? ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                            "the offsets of %llu items exceed the device's largest allocation "
+                            "(%llu bytes)",
+                            (unsigned long long)job->batches, (unsigned long long)ctx->max_alloc)
+                 : rw_buffer(ctx, (size_t)(job->batches + 1) * sizeof(cl_long), &h->offsetsb,
+                             "clCreateBuffer(offsets)");
         job->offsets = job->count = h->offsetsb;
         job->offsets_off = 0;
         job->count_off = job->batches;
