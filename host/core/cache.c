@@ -99,8 +99,13 @@ uint64_t cache_hash(const void *data, size_t n, uint64_t h)
 
 char *cache_read_file(const char *path, size_t max, size_t *size)
 {
+    return cache_read_file_at(AT_FDCWD, path, max, size);
+}
+
+char *cache_read_file_at(int dirfd, const char *path, size_t max, size_t *size)
+{
     /* without blocking: a FIFO put in the cache's place must not hang every run */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     struct stat sb;

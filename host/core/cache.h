@@ -29,6 +29,9 @@ uint64_t cache_hash(const void *data, size_t n, uint64_t seed);
  * missing, unreadable, not a regular file (a FIFO would block) or over max
  * bytes. */
 char *cache_read_file(const char *path, size_t max, size_t *size);
+/* The same for a path relative to the folder open as dirfd (AT_FDCWD: as
+ * cache_read_file): a bundle reads all its files from one folder. */
+char *cache_read_file_at(int dirfd, const char *path, size_t max, size_t *size);
 /* Writes a temporary file beside path and renames it into place, so that a
  * reader never sees half a file; 0 or an errno (EEXIST when the name is
  * taken by something other than a regular file, which stays as it is). */

@@ -73,39 +73,6 @@ int bundle_finish(clnz_bundle *b)
     return b->text ? 0 : -1;
 }
 
-/* A whole regular file of the folder open as dirfd, NUL-terminated: NULL
- * if it is missing, unreadable, not a regular file or over max bytes. As
- * cache_read_file reads one by path (without blocking: a FIFO in its place
- * must not hang), but by name in a folder already open. */
-static char *read_at(int dirfd, const char *name, size_t max, size_t *size)
-{
-    int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat sb;
-    char *buf = NULL;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= max)
-        buf = malloc((size_t)sb.st_size + 1);
-    size_t n = 0;
-    while (buf && n < (size_t)sb.st_size) {
-        ssize_t r = read(fd, buf + n, (size_t)sb.st_size - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) { /* an error, or the file shrank */
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        n += (size_t)r;
-    }
-    close(fd);
-    if (buf) {
-        buf[n] = '\0';
-        *size = n;
-    }
-    return buf;
-}
-
 /* Program i's file from the folder open as dirfd, checked. */
 static clnz_status read_entry(clnz_bundle *b, int dirfd, int i, char *msg, size_t n)
 {
@@ -113,7 +80,7 @@ static clnz_status read_entry(clnz_bundle *b, int dirfd, int i, char *msg, size_
     char name[MANIFEST_FILE_NAME];
     manifest_file_name(&b->m, i, name, sizeof name);
     size_t size = 0;
-    unsigned char *data = (unsigned char *)read_at(dirfd, name, e->size, &size);
+    unsigned char *data = (unsigned char *)cache_read_file_at(dirfd, name, e->size, &size);
     char q[QUOTE_MAX];
     if (!data)
         return refuse(msg, n, "bundle %s: %s is missing, unreadable or larger than the manifest "
@@ -163,7 +130,7 @@ static clnz_status read_bundle(const char *dir, int dirfd, clnz_bundle **out, ch
                                size_t msg_size)
 {
     size_t size = 0;
-    char *text = read_at(dirfd, MANIFEST_NAME, MANIFEST_MAX_BYTES, &size);
+    char *text = cache_read_file_at(dirfd, MANIFEST_NAME, MANIFEST_MAX_BYTES, &size);
     if (!text)
         return refuse_manifest(dir, dirfd, msg, msg_size);
     manifest m;
