@@ -2,7 +2,8 @@
  * run item by item: every launch shape (the offsets are read out of the
  * count pass's per-work-item counts, so item boundaries inside chunks,
  * work-groups and tiles all matter), strided views, both orders, the
- * device-resident call with a short capacity, and the errors. */
+ * device-resident call with a short capacity, many tiny items, and the
+ * errors. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -74,6 +75,38 @@ static void test_every_launch_shape(void **state)
         }
     }
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
+/* Regression (count_nonzero(axis=0) of 2 x 2^22 took 7 s): the offsets
+ * pass cost batches x (wg + items), each item summing the counts before
+ * its own in the tile; now a chunk is walked once for all the items that
+ * begin in it. 2^16 items of 1 to 3 elements: items of one element, items
+ * that do not divide a chunk (3 in chunks of 1, 8 or 64), and a transposed
+ * view (the walk follows the strides), for every launch shape, forced to
+ * two-pass, the strategy whose pass this is. */
+static void test_many_tiny_items(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    enum { ITEMS = 1 << 16 };
+    int64_t shapes[][3] = {{ITEMS, 1}, {ITEMS, 3}, {ITEMS, 1, 2}, {ITEMS, 2}};
+    int64_t strided[2] = {1, ITEMS}; /* a (2, ITEMS) array's columns as the items */
+    int ranks[] = {2, 2, 3, 2};
+    uint8_t *data = malloc(3 * ITEMS);
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
+    for (int l = 0; l < tu_n_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+        for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; ++s) {
+            tu_fill(CLNZ_U8, data, 3 * ITEMS, (s + (size_t)l) % 2 ? 0.5 : 0.1);
+            clnz_tensor t = {CLNZ_U8, ranks[s], shapes[s], s == 3 ? strided : NULL};
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            expect_batched(ctx, &t, data, NULL, &o);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
+    free(data);
 }
 
 /* A transposed view (Fortran order) and a predicate. */
@@ -170,6 +203,7 @@ int main(void)
     tu_seed("test_batched");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_launch_shape),
+        cmocka_unit_test(test_many_tiny_items),
         cmocka_unit_test(test_strided_and_predicates),
         cmocka_unit_test(test_enqueue_and_capacity),
         cmocka_unit_test(test_errors),

@@ -130,6 +130,7 @@ clnz_status strategy_programs(clnz_context *ctx, clnz_strategy s, const job_kind
  * this job: single_tile.c and two_pass.c partition the input alike. */
 typedef struct {
     cl_kernel count_k, write_k;
+    cl_kernel batch_k; /* nz_batch_offsets, for a batched job; else NULL */
     launch_cfg cfg;
     uint64_t tiles;
 } tile_kit;
@@ -155,7 +156,8 @@ clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_
 int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit);
 uint64_t tile_sel_bits_words(const nz_job *job);
 /* The CSR offsets of a batched job, from what tile_count and the scan of its
- * tile counts left in ctx->scratch (tile offsets from element 0). */
+ * tile counts left in ctx->scratch (tile offsets from element 0), launched
+ * over the same tiles. */
 clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint64_t items_off);
 
 /* An input of no elements: the count (and every offset) is 0. */

@@ -1,8 +1,9 @@
 /* tiles.c: the tiles of the single-tile and two-pass strategies: the input
  * cut into tiles of (work-group size x items) elements, work-item l of a
- * tile owning `items` consecutive elements (kernels/chunk.cl), and their
+ * tile owning `items` consecutive elements (kernels/chunk.cl), their
  * writing pass, nz_write for coordinates or sel_write for values
- * (kernels/nonzero.cl, kernels/select.cl). */
+ * (kernels/nonzero.cl, kernels/select.cl), and a batched job's offsets
+ * (nz_batch_offsets), found over the same tiles. */
 #include "strategy/strategy.h"
 #include "core/error.h"
 #include "core/program.h"
@@ -31,10 +32,16 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
     if (!st)
         st = program_kernel(ctx, &write, job->emit == ABI_EMIT_VALUES ? "sel_write" : "nz_write",
                             &kit->write_k);
+    /* a batched job's offsets are launched over the same tiles, so the
+     * work-group size must suit that kernel too */
+    kit->batch_k = NULL;
+    if (!st && job->batches)
+        st = program_kernel(ctx, &count, "nz_batch_offsets", &kit->batch_k);
     if (st)
         return st;
-    cl_kernel ks[2] = {kit->count_k, kit->write_k};
-    st = plan_launch(ctx, TUNE_TWO_PASS, ks, 2, items, sizeof(cl_ulong), &kit->cfg);
+    cl_kernel ks[3] = {kit->count_k, kit->write_k, kit->batch_k};
+    st = plan_launch(ctx, TUNE_TWO_PASS, ks, kit->batch_k ? 3 : 2, items, sizeof(cl_ulong),
+                     &kit->cfg);
     kit->tiles = plan_tiles(job->t.n, &kit->cfg);
     return st;
 }
@@ -77,29 +84,21 @@ clnz_status tile_batch_offsets(chain *ch, nz_job *job, const tile_kit *kit, uint
     clnz_context *ctx = ch->ctx;
     if (job->batches == 0)
         return CLNZ_SUCCESS;
-    job_kind kind = job_kind_of(job);
-    program_ref count, write;
-    tile_programs(&kind, &count, &write);
-    cl_kernel k;
-    clnz_status st = program_kernel(ctx, &count, "nz_batch_offsets", &k);
-    if (st)
-        return st;
     job_args a;
     job_args_of(job, ch->ctx->scratch, &a);
+    /* every item has elements: an input of none never gets here (job_empty) */
     cl_ulong a_items_off = items_off, item_elems = job->t.n / job->batches;
     cl_ulong batches = job->batches, off = job->offsets_off;
-    cl_uint wg = (cl_uint)kit->cfg.wg, items = (cl_uint)kit->cfg.items;
+    cl_uint p2 = kit->cfg.p2, items = (cl_uint)kit->cfg.items;
     karg args[] = {JOB_KARGS_IN(a),      KARG(ctx->scratch), KARG(ctx->scratch),
-                   KARG(a_items_off),   KARG(wg),           KARG(item_elems),
-                   KARG(batches),       KARG(job->offsets), KARG(off),
-                   KARG(items)};
-    size_t local;
-    st = set_args(ctx, k, "nz_batch_offsets", args, (int)(sizeof args / sizeof args[0]));
+                   KARG(a_items_off),   KARG(item_elems),   KARG(batches),
+                   KARG(job->offsets),  KARG(off),          KARG(p2),
+                   KLOCAL(p2 * sizeof(cl_ulong)),           KARG(items)};
+    clnz_status st =
+        set_args(ctx, kit->batch_k, "nz_batch_offsets", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
-        st = small_local(ctx, k, &local);
-    if (!st)
-        st = chain_launch(ch, k, "nz_batch_offsets",
-                          (size_t)((batches + local - 1) / local * local), local);
+        st = chain_launch(ch, kit->batch_k, "nz_batch_offsets",
+                          (size_t)kit->tiles * kit->cfg.wg, kit->cfg.wg);
     return st;
 }
 
