@@ -1,14 +1,26 @@
 /* test_cache.c: the on-disk program cache: a warm context loads programs
  * instead of compiling them, a corrupt or truncated file is deleted and
- * rebuilt, and a cache folder that cannot be written is only a warning. */
+ * rebuilt, and a cache folder that cannot be written is only a warning.
+ * The cache's temporaries and removals are tested through the library's
+ * internal calls (core/cache.h), with two calls of the library stood in
+ * for below (rename, clCreateProgramWithBinary) so that another process's
+ * step lands at one chosen moment. */
+#define _GNU_SOURCE
 #include "testutil.h"
+#include "core/cache.h"
+#include "core/program.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Runs one small nonzero in a new context and returns its counters. */
@@ -231,6 +243,203 @@ static void test_issue16_item7_fifo_in_the_cache_does_not_block(void **state)
         assert_true(is_fifo(names[i]));
 }
 
+/* ---- temporaries and removals (the probe's items 4, 5 and 6) ---- */
+
+/* Armed by a test: the library's next rename first lets another process
+ * run `cache --clear` (its count kept), as if it came at that moment. */
+static int clear_at_rename = -1;
+
+int rename(const char *from, const char *to)
+{
+    if (clear_at_rename == -2) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int removed = -1;
+            clnz_cache_clear(&removed);
+            _exit(removed < 0 ? 255 : removed);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        clear_at_rename = WIFEXITED(status) ? WEXITSTATUS(status) : 254;
+    }
+    return ((int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename"))(from, to);
+}
+
+/* Armed by a test: while the library hands a cached binary to the driver,
+ * another process renames a good file over the one being read. */
+static const char *swap_from, *swap_to;
+
+CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context c, cl_uint n,
+                                                              const cl_device_id *devices,
+                                                              const size_t *lengths,
+                                                              const unsigned char **binaries,
+                                                              cl_int *status, cl_int *err)
+{
+    if (swap_from) {
+        assert_int_equal(rename(swap_from, swap_to), 0);
+        swap_from = NULL;
+        if (status)
+            *status = CL_INVALID_BINARY;
+        if (err)
+            *err = CL_INVALID_BINARY;
+        return NULL; /* and this binary is refused: the reader deletes "it" */
+    }
+    __typeof__(&clCreateProgramWithBinary) real =
+        (__typeof__(&clCreateProgramWithBinary))dlsym(RTLD_NEXT, "clCreateProgramWithBinary");
+    return real(c, n, devices, lengths, binaries, status, err);
+}
+
+static void cache_file(const char *sub, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tu_cache_dir(), sub);
+    mkdir(path, 0755);
+    snprintf(path, n, "%s/%s/%s", tu_cache_dir(), sub, name);
+}
+
+static int exists(const char *sub, const char *name)
+{
+    char path[400];
+    cache_file(sub, name, path, sizeof path);
+    return access(path, F_OK) == 0;
+}
+
+/* A file with text, held locked (flock) as its writer would if lock: the
+ * descriptor to close, or -1. */
+static int put(const char *sub, const char *name, const char *text, int lock)
+{
+    char path[400];
+    cache_file(sub, name, path, sizeof path);
+    write_file(path, text);
+    if (!lock)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    /* flock belongs to an open file: another open of it, even in this
+     * process (as the library's), cannot take it */
+    int other = open(path, O_RDONLY | O_CLOEXEC);
+    assert_int_equal(flock(other, LOCK_EX | LOCK_NB), -1);
+    assert_int_equal(errno, EWOULDBLOCK);
+    close(other);
+    return fd;
+}
+
+/* Probe items 4 and 5: `cache --clear` removed a dead writer's temporary
+ * only when it had the whole magic (one killed before its first write
+ * stayed forever), and removed a live writer's, which then could not
+ * rename it. Now: the dead ones of any size, never a locked one, counted. */
+static void test_clear_removes_dead_temporaries_not_live_ones(void **state)
+{
+    (void)state;
+    put("programs", "00000000000000aa.bin.tmp-AbC123", "", 0);
+    put("programs", "00000000000000bb.bin.tmp-Xy9z00", "CLNZBIN1\nkey\n5\nhello", 0);
+    put("tuning", "dev--x--y.txt.tmp-Qq1234", "# clnz tun", 0); /* cut in its magic */
+    int live[2] = {put("programs", "00000000000000cc.bin.tmp-L1ve00", "CLNZBIN1\nkey\n", 1),
+                   put("tuning", "vendor--x--CPU.txt.tmp-L1ve01", "", 1)};
+    /* a temporary's name, not a temporary of ours: kept */
+    put("programs", "00000000000000dd.bin.tmp-abcdef", "somebody's\n", 0);
+    put("programs", "00000000000000ee.bin.tmp-abc", "", 0);
+    int removed = -1;
+    assert_int_equal(clnz_cache_clear(&removed), CLNZ_SUCCESS);
+    assert_int_equal(removed, 3);
+    assert_false(exists("programs", "00000000000000aa.bin.tmp-AbC123"));
+    assert_false(exists("programs", "00000000000000bb.bin.tmp-Xy9z00"));
+    assert_false(exists("tuning", "dev--x--y.txt.tmp-Qq1234"));
+    assert_true(exists("programs", "00000000000000cc.bin.tmp-L1ve00"));
+    assert_true(exists("tuning", "vendor--x--CPU.txt.tmp-L1ve01"));
+    assert_true(exists("programs", "00000000000000dd.bin.tmp-abcdef"));
+    assert_true(exists("programs", "00000000000000ee.bin.tmp-abc"));
+    close(live[0]); /* their writers are gone now */
+    close(live[1]);
+    assert_int_equal(clnz_cache_clear(&removed), CLNZ_SUCCESS);
+    assert_int_equal(removed, 2);
+    assert_false(exists("programs", "00000000000000cc.bin.tmp-L1ve00"));
+    assert_false(exists("tuning", "vendor--x--CPU.txt.tmp-L1ve01"));
+}
+
+/* Probe item 4: a run killed between mkstemp and rename left its
+ * temporary, and no later run removed it. The next run that writes in the
+ * folder does, and leaves a live writer's. */
+static void test_a_write_removes_dead_temporaries(void **state)
+{
+    (void)state;
+    put("programs", "00000000000000aa.bin.tmp-AbC123", "", 0);
+    put("programs", "00000000000000bb.bin.tmp-Xy9z00", "CLNZBIN1\nkey\n5\nhello", 0);
+    int live = put("programs", "00000000000000cc.bin.tmp-L1ve00", "CLNZBIN1\n", 1);
+    put("programs", "00000000000000dd.bin.tmp-abcdef", "somebody's\n", 0);
+    clnz_stats s = run_once(NULL); /* cold: stores its programs */
+    assert_true(s.programs_from_source > 0);
+    assert_false(exists("programs", "00000000000000aa.bin.tmp-AbC123"));
+    assert_false(exists("programs", "00000000000000bb.bin.tmp-Xy9z00"));
+    assert_true(exists("programs", "00000000000000cc.bin.tmp-L1ve00"));
+    assert_true(exists("programs", "00000000000000dd.bin.tmp-abcdef"));
+    close(live);
+}
+
+/* Probe item 5: a `cache --clear` that came while a write was between its
+ * temporary and the rename deleted the temporary ("removed 1 files"), and
+ * the write failed with ENOENT. The writer's lock keeps it. */
+static void test_clear_during_a_write_leaves_it_alone(void **state)
+{
+    (void)state;
+    char path[400];
+    cache_file("programs", "00000000000000aa.bin", path, sizeof path);
+    const char text[] = "CLNZBIN1\nkey\n5\nhello0123456789abcdef\n";
+    clear_at_rename = -2;
+    int err = cache_write_atomic(path, text, sizeof text - 1);
+    int removed = clear_at_rename;
+    clear_at_rename = -1;
+    assert_int_equal(removed, 0);
+    assert_int_equal(err, 0);
+    size_t size = 0;
+    char *got = cache_read_file(path, 4096, &size);
+    assert_non_null(got);
+    assert_string_equal(got, text);
+    free(got);
+}
+
+/* Probe item 6: a reader that found a cache file bad deleted it by path,
+ * after the driver had looked at it, so a good file another process had
+ * renamed into place meanwhile went instead. Now the file read goes, or
+ * nothing; and with no writer the bad one still goes. */
+static void test_bad_file_replaced_meanwhile_is_kept(void **state)
+{
+    (void)state;
+    clnz_context *c = NULL;
+    char msg[256];
+    if (clnz_context_create(NULL, &c, msg, sizeof msg))
+        fail_msg("context: %s", msg);
+    const char *key = "test_cache: a key of its own";
+    char path[400], good[420], name[64];
+    snprintf(name, sizeof name, "%016llx.bin",
+             (unsigned long long)cache_hash(key, strlen(key), CACHE_HASH_SEED));
+    cache_file("programs", name, path, sizeof path);
+    snprintf(good, sizeof good, "%s.new", path);
+    char bad_text[200], good_text[200];
+    snprintf(bad_text, sizeof bad_text, "%s%s\n3\nbad", CACHE_MAGIC_PROGRAM, key);
+    size_t n = strlen(bad_text);
+    snprintf(bad_text + n, sizeof bad_text - n, "%016llx\n",
+             (unsigned long long)cache_hash(bad_text, n, CACHE_HASH_SEED));
+    snprintf(good_text, sizeof good_text, "the good one\n");
+    write_file(path, bad_text);
+    write_file(good, good_text);
+    swap_from = good;
+    swap_to = path;
+    assert_null(program_cache_load(c, key));
+    assert_null(swap_from); /* the binary was handed to the driver */
+    size_t size = 0;
+    char *now = cache_read_file(path, 4096, &size);
+    assert_non_null(now);
+    assert_string_equal(now, good_text);
+    free(now);
+    write_file(path, bad_text); /* no writer this time */
+    assert_null(program_cache_load(c, key));
+    assert_int_equal(access(path, F_OK), -1);
+    char names[16][300];
+    assert_int_equal(list_bins(names, 16), 0); /* nothing left aside */
+    clnz_context_release(c);
+}
+
 /* A folder of 200-byte names whose path is at least `total` bytes. */
 static char *long_dir(const char *base, size_t total, int create)
 {
@@ -295,6 +504,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_issue16_item7_fifo_in_the_cache_does_not_block,
                                         tu_cache_setup, tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_issue16_item17_long_cache_dir, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_clear_removes_dead_temporaries_not_live_ones,
+                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_a_write_removes_dead_temporaries, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_clear_during_a_write_leaves_it_alone, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_file_replaced_meanwhile_is_kept, tu_cache_setup,
                                         tu_cache_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

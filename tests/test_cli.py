@@ -926,6 +926,47 @@ def test_cache_folder_is_printed_unambiguously(tmp_path):
         assert p.stdout == os.fsencode(f"removed 0 files from {shown}\n"), (name, p)
 
 
+def test_cache_temporaries_of_killed_runs_are_removed(tmp_path, rng):
+    """Probe items 4 and 5: a run killed between its cache temporary and the
+    rename left it for good (an empty one, killed before its first write,
+    even survived `cache --clear`), and `cache --clear` removed a live
+    writer's temporary, whose rename then failed. A writer locks its
+    temporary: the next run that writes in the folder and `cache --clear`
+    remove the unlocked ones, of any size, and leave a locked one."""
+    import fcntl
+    cache = tmp_path / "cache"
+    progs, tuning = cache / "programs", cache / "tuning"
+    progs.mkdir(parents=True)
+    tuning.mkdir()
+    dead = [progs / "00000000000000aa.bin.tmp-AbC123", progs / "00000000000000bb.bin.tmp-Xy9z00"]
+    dead[0].write_bytes(b"")
+    dead[1].write_bytes(b"CLNZBIN1\nkey\n5\nhello")
+    dead_tuning = tuning / "dev--x--y.txt.tmp-Qq1234"
+    dead_tuning.write_bytes(b"")
+    live = progs / "00000000000000cc.bin.tmp-L1ve00"
+    live.write_bytes(b"CLNZBIN1\n")
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
+    inp = save(tmp_path, random_array(rng, "u1", (30, 40)))
+    with open(live, "rb") as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)  # a writer of another process, still at work
+        p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env,
+                           timeout=TIMEOUT)
+        assert p.returncode == 0 and not p.stderr, p.stderr
+        assert not any(d.exists() for d in dead) and live.exists()
+        assert dead_tuning.exists()  # nothing was written in that folder
+        stored = [f for f in progs.iterdir() if f.name.endswith(".bin")]
+        assert stored
+        p = subprocess.run([CLNZ, "cache", "--clear"], capture_output=True, text=True, env=env,
+                           timeout=TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith(f"removed {len(stored) + 1} files from "), p.stdout
+        assert live.exists() and not dead_tuning.exists()
+    p = subprocess.run([CLNZ, "cache", "--clear"], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0 and p.stdout.startswith("removed 1 files from "), p.stdout
+    assert sorted(progs.iterdir()) == [] and sorted(tuning.iterdir()) == []
+
+
 def test_tune_and_cache_usage_errors():
     expect_error(2, "tune", "--slow")
     expect_error(2, "tune", "--device", "3:3")

@@ -1,7 +1,15 @@
 /* cache.c: the cache folder clnz keeps tuning results and compiled programs
  * in, and the file primitives both use: checksums, whole-file reads and
- * atomic writes (temporary file, then rename). Paths are built to their
- * length: a long CLNZ_CACHE_DIR is used whole or not at all. */
+ * atomic writes (temporary file, then rename), and their cleaning: a
+ * damaged file removed only if it is still the one read, and temporaries
+ * removed only once their writer is gone. Paths are built to their
+ * length: a long CLNZ_CACHE_DIR is used whole or not at all.
+ *
+ * A temporary is "<target>.tmp-XXXXXX" (mkostemp's six letters or digits).
+ * Its writer holds an flock on it from creation to rename, so a cleaner
+ * (the next write in the folder, or `cache --clear`) tells one whose
+ * writer was killed (no lock: removed, whatever its size) from one being
+ * written (locked: left alone). */
 #define _GNU_SOURCE
 #include "core/cache.h"
 #include "clnz.h"
@@ -14,8 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define TMP_SUFFIX ".tmp-XXXXXX"
+enum { TMP_RANDOM = 6 };
 
 /* The folder the environment names, however long (malloc'd), or NULL. */
 static char *dir_named(void)
@@ -104,6 +116,16 @@ char *cache_read_file(const char *path, size_t max, size_t *size)
 
 char *cache_read_file_at(int dirfd, const char *path, size_t max, size_t *size)
 {
+    int fd = -1;
+    char *buf = cache_read_file_fd(dirfd, path, max, size, &fd);
+    if (fd >= 0)
+        close(fd);
+    return buf;
+}
+
+char *cache_read_file_fd(int dirfd, const char *path, size_t max, size_t *size, int *fd_out)
+{
+    *fd_out = -1;
     /* without blocking: a FIFO put in the cache's place must not hang every run */
     int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
@@ -124,12 +146,38 @@ char *cache_read_file_at(int dirfd, const char *path, size_t max, size_t *size)
         }
         n += (size_t)r;
     }
-    close(fd);
     if (buf) {
         buf[n] = '\0';
         *size = n;
+        *fd_out = fd;
+    } else {
+        close(fd);
     }
     return buf;
+}
+
+/* A new temporary beside path (its name left in tmp), locked; -1 and errno
+ * if none can be made. A cleaner may take one in the moment between
+ * mkostemp and flock, when it is not locked yet: it then has no name left
+ * (st_nlink 0) and we make another. */
+static int open_locked_temp(const char *path, char *tmp)
+{
+    for (int tries = 0; tries < 100; ++tries) {
+        sprintf(tmp, "%s" TMP_SUFFIX, path);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        /* a file system without flock fails it for the cleaners as well,
+         * which then leave every temporary: so go on unlocked */
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        }
+        struct stat sb;
+        if (fstat(fd, &sb) == 0 && sb.st_nlink > 0)
+            return fd;
+        close(fd);
+    }
+    errno = EEXIST;
+    return -1;
 }
 
 int cache_write_atomic(const char *path, const void *data, size_t n)
@@ -137,11 +185,10 @@ int cache_write_atomic(const char *path, const void *data, size_t n)
     struct stat sb;
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return EEXIST; /* a FIFO, a folder, a link: not ours to replace */
-    char *tmp = malloc(strlen(path) + sizeof ".tmp-XXXXXX");
+    char *tmp = malloc(strlen(path) + sizeof TMP_SUFFIX);
     if (!tmp)
         return ENOMEM;
-    sprintf(tmp, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
+    int fd = open_locked_temp(path, tmp);
     if (fd < 0) {
         int e = errno;
         free(tmp);
@@ -159,14 +206,55 @@ int cache_write_atomic(const char *path, const void *data, size_t n)
     }
     if (!err && fchmod(fd, 0644) != 0)
         err = errno;
+    /* The lock lives while any descriptor of this open file does: `held`
+     * keeps it to the rename, while closing fd still reports a deferred
+     * write error (NFS) before anything is renamed. */
+    int held = err ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (!err && held < 0)
+        err = errno;
     if (close(fd) != 0 && !err)
         err = errno;
     if (!err && rename(tmp, path) != 0)
         err = errno;
     if (err)
         unlink(tmp);
+    if (held >= 0)
+        close(held);
     free(tmp);
     return err;
+}
+
+void cache_remove_read(const char *path, int fd)
+{
+    /* Unlinking path after a check that it names fd's file would leave a
+     * writer's rename room to land between the two, and a good file would
+     * go. So whatever path names is first moved to a name of our own
+     * (rename is atomic) and looked at there, where nobody else renames:
+     * the file that was read is removed, anything else put back unless a
+     * newer file has come meanwhile (link never replaces). fd stays open
+     * until then, so its inode cannot be freed and reused by a new file. */
+    struct stat was, moved;
+    char *aside = malloc(strlen(path) + sizeof TMP_SUFFIX);
+    if (!aside || fstat(fd, &was) != 0) {
+        free(aside);
+        return;
+    }
+    /* a temporary's name: if we die before the end, the cleaners take it */
+    sprintf(aside, "%s" TMP_SUFFIX, path);
+    int placeholder = mkostemp(aside, O_CLOEXEC);
+    if (placeholder >= 0)
+        close(placeholder);
+    if (placeholder < 0 || rename(path, aside) != 0) {
+        if (placeholder >= 0)
+            unlink(aside); /* path is gone already */
+        free(aside);
+        return;
+    }
+    if (lstat(aside, &moved) == 0 && (moved.st_dev != was.st_dev || moved.st_ino != was.st_ino) &&
+        link(aside, path) != 0 && errno != EEXIST)
+        rename(aside, path); /* no hard links here: put back even over a newer one */
+    unlink(aside);
+    free(aside);
 }
 
 void cache_sanitize(const char *in, char *out, size_t n)
@@ -192,29 +280,52 @@ const char *clnz_cache_dir(char *buf, size_t size)
     return buf;
 }
 
-/* A regular file (not followed through a symlink) that starts with magic:
- * one clnz wrote, whatever its name (a finished file, or the temporary of
- * a writer that died). */
-static int written_by_clnz(int dirfd, const char *name, const char *magic)
+/* Whether name is one cache_write_atomic gives its temporaries. */
+static int is_temp_name(const char *name)
 {
+    size_t n = strlen(name), k = sizeof TMP_SUFFIX - 1;
+    if (n <= k || memcmp(name + n - k, TMP_SUFFIX, k - TMP_RANDOM) != 0)
+        return 0;
+    for (const char *c = name + n - TMP_RANDOM; *c; ++c)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+            return 0;
+    return 1;
+}
+
+/* Removes name from the folder open as dirfd if it is clnz's: a regular
+ * file (not followed through a symlink) that starts with magic, or, for a
+ * temporary, holds the start of magic or nothing yet (killed before its
+ * first write) and is locked by no writer. Finished files only with
+ * `finished` (clear; a sweep leaves them). 1 if it was removed. */
+static int remove_if_ours(int dirfd, const char *name, const char *magic, int finished)
+{
+    int temp = is_temp_name(name);
+    if (!temp && !finished)
+        return 0;
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     size_t n = strlen(magic);
     char head[32];
-    struct stat sb;
-    int ours = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && n <= sizeof head &&
-               pread(fd, head, n, 0) == (ssize_t)n && memcmp(head, magic, n) == 0;
+    struct stat sb, now;
+    ssize_t got = -1;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && n <= sizeof head)
+        got = pread(fd, head, n, 0);
+    int ours = temp ? got >= 0 && memcmp(head, magic, (size_t)got) == 0 &&
+                          flock(fd, LOCK_EX | LOCK_NB) == 0
+                    : got == (ssize_t)n && memcmp(head, magic, n) == 0;
+    /* unlinkat goes by name: only while it still names the file judged
+     * (and, for a temporary, locked) here */
+    int gone = ours && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               now.st_dev == sb.st_dev && now.st_ino == sb.st_ino && unlinkat(dirfd, name, 0) == 0;
     close(fd);
-    return ours;
+    return gone;
 }
 
-/* Removes the files clnz wrote in one subfolder, recognised by content. */
-static int clear_folder(const char *dir, const char *sub, const char *magic)
+/* remove_if_ours over every entry of folder; the number removed. */
+static int clean_folder(const char *folder, const char *magic, int finished)
 {
-    char *path = cache_path(dir, "%s", sub);
-    int dfd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    free(path);
+    int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
         if (dfd >= 0)
@@ -223,10 +334,23 @@ static int clear_folder(const char *dir, const char *sub, const char *magic)
     }
     int n = 0;
     for (struct dirent *e; (e = readdir(d));)
-        if (e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")))
-            if (written_by_clnz(dfd, e->d_name, magic) && unlinkat(dfd, e->d_name, 0) == 0)
-                ++n;
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n += remove_if_ours(dfd, e->d_name, magic, finished);
     closedir(d);
+    return n;
+}
+
+int cache_remove_stale(const char *folder, const char *magic)
+{
+    return clean_folder(folder, magic, 0);
+}
+
+/* Removes the files clnz wrote in one subfolder, and its dead temporaries. */
+static int clear_folder(const char *dir, const char *sub, const char *magic)
+{
+    char *path = cache_path(dir, "%s", sub);
+    int n = path ? clean_folder(path, magic, 1) : 0;
+    free(path);
     return n;
 }
 

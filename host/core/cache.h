@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /* What every file clnz writes in the cache starts with: `cache --clear`
- * removes the files that do, and nothing else. */
+ * removes the files that do, and the temporaries of writers that are gone
+ * (cache_remove_stale), and nothing else. */
 #define CACHE_MAGIC_TUNING "# clnz tuning result:"
 #define CACHE_MAGIC_PROGRAM "CLNZBIN1\n"
 
@@ -32,10 +33,24 @@ char *cache_read_file(const char *path, size_t max, size_t *size);
 /* The same for a path relative to the folder open as dirfd (AT_FDCWD: as
  * cache_read_file): a bundle reads all its files from one folder. */
 char *cache_read_file_at(int dirfd, const char *path, size_t max, size_t *size);
+/* cache_read_file_at that also hands back the file it read, still open
+ * (*fd; -1 when it returns NULL), for cache_remove_read. The caller closes
+ * it. */
+char *cache_read_file_fd(int dirfd, const char *path, size_t max, size_t *size, int *fd);
+/* Deletes the file read as fd (found damaged) if path still names it, and
+ * never a file a writer has renamed into its place since. */
+void cache_remove_read(const char *path, int fd);
 /* Writes a temporary file beside path and renames it into place, so that a
  * reader never sees half a file; 0 or an errno (EEXIST when the name is
- * taken by something other than a regular file, which stays as it is). */
+ * taken by something other than a regular file, which stays as it is).
+ * The temporary is locked until the rename: see cache_remove_stale. */
 int cache_write_atomic(const char *path, const void *data, size_t n);
+/* Removes the temporaries in folder whose writer is gone (killed before
+ * its rename): of any size, but only those holding the start of magic or
+ * nothing, and never one a live writer holds locked. Writers call it after
+ * writing there, so a killed run's leftovers go with the next write; the
+ * number removed. */
+int cache_remove_stale(const char *folder, const char *magic);
 /* File name part from free text: letters, digits, '-', '.', the rest '_'. */
 void cache_sanitize(const char *in, char *out, size_t n);
 

@@ -13,6 +13,7 @@
 #include "core/quote.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,8 @@ cl_program program_cache_load(clnz_context *ctx, const char *key)
 {
     char *path = program_path(ctx, key);
     size_t size = 0;
-    char *data = path ? cache_read_file(path, MAX_BINARY + 4096, &size) : NULL;
+    int fd = -1;
+    char *data = path ? cache_read_file_fd(AT_FDCWD, path, MAX_BINARY + 4096, &size, &fd) : NULL;
     if (!data) {
         free(path);
         return NULL;
@@ -81,11 +83,14 @@ cl_program program_cache_load(clnz_context *ctx, const char *key)
     }
     free(data);
     if (!prog) {
-        unlink(path); /* stale or corrupt: rebuilt from source and stored again */
+        /* stale or corrupt: rebuilt from source and stored again; only this
+         * file, not one another process stored while the driver looked */
+        cache_remove_read(path, fd);
         ctx->stats.cache_files_rejected++;
     } else {
         ctx->stats.programs_from_cache++;
     }
+    close(fd);
     free(path);
     return prog;
 }
@@ -128,6 +133,8 @@ void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
         int err = cache_mkdirs(dir);
         if (!err)
             err = cache_write_atomic(path, buf, body + 17);
+        if (!err) /* and what writers that were killed left there */
+            cache_remove_stale(dir, MAGIC);
         char q[400]; /* quoted: CLNZ_CACHE_DIR may hold a line break */
         if (err)
             ctx_warn(ctx, "warning: cannot write the program cache in %s: %s",

@@ -11,6 +11,7 @@
 #include "tune/tune.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,13 +136,15 @@ static file_state read_file(const char *path, const device_ident *id, int vendor
                             size_t max_wg, tune_result *r, int may_delete)
 {
     size_t size = 0;
-    char *text = cache_read_file(path, 64 * 1024, &size);
+    int fd = -1;
+    char *text = cache_read_file_fd(AT_FDCWD, path, 64 * 1024, &size, &fd);
     if (!text)
         return FILE_MISSING;
     file_state st = (file_state)tune_store_parse(text, size, id, vendor_only, max_wg, r);
     free(text);
     if (st == FILE_CORRUPT && may_delete)
-        unlink(path);
+        cache_remove_read(path, fd); /* not a good file a tuner renamed over it since */
+    close(fd);
     return st;
 }
 
@@ -206,6 +209,8 @@ int tune_store_save(clnz_context *ctx, const tune_result *r)
         err = cache_write_atomic(exact, text, (size_t)len);
     if (!err)
         err = cache_write_atomic(vendor, text, (size_t)len);
+    if (!err)
+        cache_remove_stale(dir, CACHE_MAGIC_TUNING); /* what killed tuners left */
     free(dir);
     free(exact);
     free(vendor);
