@@ -37,12 +37,12 @@ LIB_HDR = include/clnz.h kernels/abi.h $(wildcard host/core/*.h host/tune/*.h ho
           host/slices/*.h host/uses/*.h)
 CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
-              kernels/image.cl kernels/lookback.cl kernels/stream.cl kernels/fill.cl
+              kernels/image.cl kernels/lookback.cl kernels/stream.cl kernels/fill.cl kernels/count_axes.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl kernels/index.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
         test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem \
-        test_fork
+        test_fork test_count_batched
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
@@ -208,6 +208,8 @@ check-kernels:
 	for d in 0 1 2 3 4 5 6 7 8 9 10 11; do \
 	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	    -DCLNZ_DTYPE=$$d kernels/nonzero.cl; \
+	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	    -DCLNZ_DTYPE=$$d kernels/count_axes.cl; \
 	  for f in kernels/select.cl kernels/where.cl kernels/stream.cl; do for v in 1 2 4 8; do \
 	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=$$v $$f; \
@@ -326,7 +328,7 @@ test-valgrind: all $(B)/fault_shim.so
 # source lines of the reports). --uninitialized stays off: Oclgrind 21.10
 # reports false errors on CL_MEM_USE_HOST_PTR buffers with it.
 OCLGRIND_ICD ?= /usr/lib/oclgrind/liboclgrind-rt-icd.so
-OCLGRIND_SUITES = test_strategies test_mask test_select test_batched test_images
+OCLGRIND_SUITES = test_strategies test_mask test_select test_batched test_count_batched test_images
 test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
 test-oclgrind: export OCLGRIND_DATA_RACES = 1
 test-oclgrind: export OCLGRIND_CHECK_API = 1

@@ -613,6 +613,26 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
                                  const clnz_predicate *pred, const clnz_nonzero_options *opts,
                                  clnz_result *res, clnz_array *offsets);
 
+/* ---- batched count -------------------------------------------------- */
+/* The count of every item of a batch, without a single coordinate: the
+ * batch is the leading batch_rank dimensions of in (1 <= batch_rank <=
+ * rank; B items, the product of their extents) and an item is the rest.
+ * numpy.count_nonzero(x, axis) and torch.count_nonzero(x, dim) are this
+ * call on a view whose strides put the kept axes first: no copy, whatever
+ * the axes. The counts are those clnz_nonzero_batched's offsets
+ * difference to (offsets[b + 1] - offsets[b]).
+ * The device-resident call writes B int64 counts to counts_buf at
+ * counts_offset bytes, after the events; the blocking call reads a host
+ * array of any size and fills *counts (int64, shape = in's first
+ * batch_rank extents: clnz_array_free). */
+clnz_status clnz_count_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
+                                       size_t in_offset, const clnz_predicate *pred,
+                                       int batch_rank, cl_mem counts_buf, size_t counts_offset,
+                                       cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *out_event);
+clnz_status clnz_count_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
+                               const clnz_predicate *pred, int batch_rank, clnz_array *counts);
+
 /* ---- select: x[mask] --------------------------------------------- */
 /* The values of x at the positions where `pred` holds on `mask` (a tensor of
  * x's shape, any dtype), or on x itself when mask is NULL, in C order of the
@@ -698,7 +718,7 @@ clnz_status clnz_where(clnz_context *ctx, const clnz_tensor *cond, const void *c
 /* Operations (clnz_uses.ops bits) */
 #define CLNZ_USE_COUNT (1u << 0)    /* clnz_count[_enqueue] */
 #define CLNZ_USE_NONZERO (1u << 1)  /* clnz_nonzero[_enqueue], with or without a static size */
-#define CLNZ_USE_BATCHED (1u << 2)  /* clnz_nonzero_batched[_enqueue] */
+#define CLNZ_USE_BATCHED (1u << 2)  /* clnz_nonzero_batched*, clnz_count_batched* */
 #define CLNZ_USE_SELECT (1u << 3)   /* clnz_select[_enqueue] */
 #define CLNZ_USE_WHERE (1u << 4)    /* clnz_where[_enqueue] */
 #define CLNZ_USE_MASK (1u << 5)     /* clnz_mask_enqueue */

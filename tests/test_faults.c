@@ -195,6 +195,25 @@ static clnz_status run_batched(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
+/* count_batched both ways: the rows (the counting pass), and the columns
+ * of the same elements (one work-item per item) */
+static clnz_status run_count_batched(clnz_context *ctx, uint64_t *sum)
+{
+    int64_t shape[2] = {7, 10001}, cols[2] = {10001, 7}, col_strides[2] = {1, 10001};
+    clnz_tensor rows = {CLNZ_F32, 2, shape, NULL}, t = {CLNZ_F32, 2, cols, col_strides};
+    clnz_array a, b;
+    clnz_status st = clnz_count_batched(ctx, &rows, input, NULL, 1, &a);
+    if (st)
+        return st;
+    st = clnz_count_batched(ctx, &t, input, NULL, 1, &b);
+    if (!st) {
+        *sum = mix(mix(0, a.data, 7 * 8), b.data, 10001 * 8);
+        clnz_array_free(&b);
+    }
+    clnz_array_free(&a);
+    return st;
+}
+
 static clnz_status run_channels(clnz_context *ctx, uint64_t *sum)
 {
     int64_t shape[3] = {100, 233, 3};
@@ -371,6 +390,7 @@ static void test_every_injection_point(void **state)
     total += inject_all("select", run_select, NULL);
     total += inject_all("where", run_where, NULL);
     total += inject_all("batched", run_batched, NULL);
+    total += inject_all("count_batched", run_count_batched, NULL);
     total += inject_all("channels", run_channels, NULL);
     total += inject_all("sliced", run_sliced, "64K");
     cold = 1;

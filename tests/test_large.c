@@ -11,19 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A context whose largest allocation is `limit` bytes. */
-static clnz_context *limited_context(const char *limit)
-{
-    setenv("CLNZ_MAX_ALLOC", limit, 1);
-    clnz_context *ctx = NULL;
-    char msg[300];
-    clnz_status st = clnz_context_create(NULL, &ctx, msg, sizeof msg);
-    unsetenv("CLNZ_MAX_ALLOC");
-    if (st)
-        fail_msg("context: %s", msg);
-    return ctx;
-}
-
 static void expect_nonzero(clnz_context *ctx, const clnz_tensor *t, const void *data,
                            const clnz_nonzero_options *o)
 {
@@ -63,7 +50,7 @@ static uint64_t runs(clnz_context *ctx)
 static void test_issue16_item6_fortran_order_slices_like_c_order(void **state)
 {
     (void)state;
-    clnz_context *ctx = limited_context("16K");
+    clnz_context *ctx = tu_context_limited("16K");
     int64_t shape[2] = {300, 400}, fortran[2] = {1, 300};
     uint8_t *data = malloc(300 * 400);
     tu_fill(CLNZ_U8, data, 300 * 400, 0.3);
@@ -98,7 +85,7 @@ static void test_issue16_item6_fortran_order_slices_like_c_order(void **state)
 static void test_slices_match_the_reference(void **state)
 {
     (void)state;
-    clnz_context *ctx = limited_context("16K");
+    clnz_context *ctx = tu_context_limited("16K");
     for (int it = 0; it < 24; ++it) {
         int rank = 1 + it % 4;
         int64_t shape[4], full[4], strides[4], n = 1;
@@ -152,7 +139,7 @@ static void test_slices_match_the_reference(void **state)
 static void test_select_and_where_slices(void **state)
 {
     (void)state;
-    clnz_context *ctx = limited_context("8K");
+    clnz_context *ctx = tu_context_limited("8K");
     int64_t shape[2] = {97, 301}, rstrides[2] = {-301, -1}, n = 97 * 301;
     int32_t *x = malloc((size_t)n * 4);
     uint8_t *m = malloc((size_t)n);
@@ -209,7 +196,7 @@ static void expect_entries(const clnz_result *res, const int64_t *want, int64_t 
 static void test_channel_rule_slices(void **state)
 {
     (void)state;
-    clnz_context *ctx = limited_context("8K");
+    clnz_context *ctx = tu_context_limited("8K");
     int64_t shape[3] = {61, 47, 3}, strides[3] = {-47 * 3, -3, -1}, n = 61 * 47 * 3;
     float *x = malloc((size_t)n * 4);
     tu_fill(CLNZ_F32, x, (size_t)n, 0.4);
@@ -259,7 +246,7 @@ static void test_channel_rule_slices(void **state)
 static void test_batched_slices(void **state)
 {
     (void)state;
-    clnz_context *ctx = limited_context("4K");
+    clnz_context *ctx = tu_context_limited("4K");
     /* the last two: the input fits, its entries do not (the whole-batch call fails, then
      * halves), and 600 items whose offsets do not (TOO_LARGE, not the driver's refusal:
      * then slices) */

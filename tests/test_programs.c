@@ -186,6 +186,33 @@ static void check_count_and_batched(clnz_context *ctx, const array2 *a, const cl
     clnz_array_free(&off);
 }
 
+/* count_batched (a batched use): the rows of a (the counting pass), and
+ * the columns of a 2 x 1024 array (one work-item per item:
+ * kernels/count_axes.cl). */
+static void check_count_batched(clnz_context *ctx, const array2 *a, const clnz_predicate *p)
+{
+    clnz_array counts;
+    TU_CHECK(ctx, clnz_count_batched(ctx, &a->t, a->data, p, 1, &counts));
+    const int64_t *c = counts.data;
+    for (int64_t b = 0; b < a->shape[0]; ++b) {
+        int64_t want = 0;
+        for (int64_t j = 0; j < a->shape[1]; ++j)
+            want += selected(a, b * a->shape[1] + j, p);
+        assert_int_equal(c[b], want);
+    }
+    clnz_array_free(&counts);
+    array2 w;
+    array_make(&w, a->dt, 2, 1024, 0.3);
+    int64_t cols[2] = {1024, 2}, strides[2] = {1, 1024};
+    clnz_tensor t = {a->dt, 2, cols, strides};
+    TU_CHECK(ctx, clnz_count_batched(ctx, &t, w.data, p, 1, &counts));
+    c = counts.data;
+    for (int64_t j = 0; j < 1024; ++j)
+        assert_int_equal(c[j], selected(&w, j, p) + selected(&w, 1024 + j, p));
+    clnz_array_free(&counts);
+    free(w.data);
+}
+
 /* select(x, mask) and where(mask, x, y), x and y of dtype xd. */
 static void check_select_where(clnz_context *ctx, const array2 *m, clnz_dtype xd,
                                const clnz_predicate *p)
@@ -327,6 +354,7 @@ static void run_calls(clnz_context *ctx, const clnz_dtype *dts, int n_dts, int a
                 o.has_size = 1, o.size = 50, o.fill = -7; /* fill.cl */
                 check_nonzero(ctx, &a, &preds[p], &o);
                 check_count_and_batched(ctx, &a, &preds[p]);
+                check_count_batched(ctx, &a, &preds[p]);
                 for (int x = 0; x < n_dts && s == 0; ++x)
                     check_select_where(ctx, &a, dts[x], &preds[p]);
                 if (all_ops) {

@@ -290,8 +290,11 @@ def with_pred(a, pred):
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64"])
 def test_count_nonzero_axis_against_numpy(rng, dtype):
     base = sparse(rng, (4, 5, 6, 3), dtype)
+    # (3, 64, 32) and (2, 1030) along axis 0: 1024 items or more, counted one work-item per
+    # item (count_batched.c), with 16-item loads and without
     arrays = [base, np.asfortranarray(base), base[::-1, 1::2, :, ::-1], base.transpose(2, 0, 3, 1),
-              base[:, :0], sparse(rng, (7,), dtype), np.asarray(base.reshape(-1)[5])]
+              base[:, :0], sparse(rng, (7,), dtype), np.asarray(base.reshape(-1)[5]),
+              sparse(rng, (3, 64, 32), dtype), sparse(rng, (2, 1030), dtype)[:, ::-1]]
     for a in arrays:
         n = a.ndim
         axes = [None, (), tuple(range(n))] + list(range(-n, n))
@@ -840,9 +843,12 @@ def test_device_calls_match_host_and_numpy(rng, queue, dtype):
 def test_device_count_axis_against_numpy(rng, queue):
     base = sparse(rng, (4, 5, 6), "float32")
     d = dev(queue, base)
-    # the kept axes of (0, 2) cannot be walked with one stride: the byte-mask path
-    for v, a in ((d, base), (d.transpose((1, 0, 2)), base.transpose(1, 0, 2))):
-        for axis in (0, 1, 2, (0, 1), (0, 2), (1, 2), -1, ()):
+    wide = sparse(rng, (3, 1040), "float32")  # axis 0: one work-item per item
+    # the kept axes of (0, 2) cannot be walked with one stride: the strides are permuted
+    for v, a in ((d, base), (d.transpose((1, 0, 2)), base.transpose(1, 0, 2)),
+                 (dev(queue, wide), wide)):
+        axes = (0, 1, 2, (0, 1), (0, 2), (1, 2), -1, ()) if v.ndim == 3 else (0, 1, -1, (0, 1))
+        for axis in axes:
             for pred in (None, ("ge", 0.5)):
                 got = clnz.count_nonzero(v, axis, pred=pred)
                 assert is_dev(got, queue)

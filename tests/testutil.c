@@ -23,6 +23,18 @@ clnz_context *tu_context(void)
     return g_ctx;
 }
 
+clnz_context *tu_context_limited(const char *max_alloc)
+{
+    setenv("CLNZ_MAX_ALLOC", max_alloc, 1);
+    clnz_context *ctx = NULL;
+    char msg[300];
+    clnz_status st = clnz_context_create(NULL, &ctx, msg, sizeof msg);
+    unsetenv("CLNZ_MAX_ALLOC");
+    if (st)
+        fail_msg("context: %s", msg);
+    return ctx;
+}
+
 void tu_context_done(void)
 {
     clnz_context_release(g_ctx);

@@ -15,6 +15,9 @@
 /* The device under test: CLNZ_DEVICE or the default. Created once. */
 clnz_context *tu_context(void);
 void tu_context_done(void);
+/* A context of its own whose largest allocation is max_alloc bytes
+ * (CLNZ_MAX_ALLOC, "64K" and the like): inputs past it go in slices. */
+clnz_context *tu_context_limited(const char *max_alloc);
 
 /* Seed from CLNZ_TEST_SEED, else the clock; printed so a failure can be
  * replayed with CLNZ_TEST_SEED=<seed>. */

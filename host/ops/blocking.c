@@ -54,7 +54,12 @@ clnz_status job_run(chain *ch, nz_job *job)
 {
     const strategy *s;
     clnz_status st = strategy_choose(ch->ctx, job, &s);
-    return st ? st : s->write(ch, job, 0);
+    if (st)
+        return st;
+    /* nothing to write (a count, or no room for entries): the counting
+     * pass alone leaves the same count and offsets, without the write pass */
+    return job->emit == ABI_EMIT_COUNT || job->capacity == 0 ? s->count(ch, job)
+                                                             : s->write(ch, job, 0);
 }
 
 static clnz_status chosen(host_job *h)

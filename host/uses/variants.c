@@ -100,10 +100,12 @@ static clnz_status point_programs(walk *w)
         k.emit = ABI_EMIT_COORDS;
         st = compacting(w, &k);
         return st ? st : fill(w);
-    case CLNZ_USE_BATCHED:
+    case CLNZ_USE_BATCHED: /* nonzero_batched, and count_batched's kernels */
         k.emit = ABI_EMIT_COORDS;
         k.batched = 1;
-        return compacting(w, &k);
+        count_axes_program(d, nz, &r);
+        st = add(w, &r);
+        return st ? st : compacting(w, &k);
     case CLNZ_USE_SELECT: /* x's dtype is any of those declared */
         k.emit = ABI_EMIT_VALUES;
         for (size_t vb = 1; vb <= 8 && !st; vb *= 2)

@@ -263,43 +263,6 @@ class View:
         return ctypes.byref(self.tensor)
 
 
-def merge(shape, strides):
-    """One (extent, stride) for consecutive dimensions that one stride walks
-    in C order, or None where that needs a copy."""
-    extent = int(np.prod(shape, dtype=np.int64))
-    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    if extent == 0 or not dims:
-        return extent, 0
-    if any(s0 != s1 * n1 for (_, s0), (n1, s1) in zip(dims, dims[1:])):
-        return None
-    return extent, dims[-1][1]
-
-
-def batches_of(shape, strides, counted):
-    """count_nonzero over the axes `counted` as one batched nonzero: the kept
-    dimensions first, merged into the batch dimension, then the counted
-    ones, merged where their strides allow (fewer coordinates to write).
-    Returns (shape, strides) of that view, or None when the kept dimensions
-    cannot be merged without a copy."""
-    kept = [d for d in range(len(shape)) if d not in counted]
-    if 0 in shape:  # no element to read: any strides do (numpy's of an empty array vary)
-        strides = [0] * len(shape)
-    batch = merge([shape[d] for d in kept], [strides[d] for d in kept])
-    if batch is None:
-        return None
-    cshape, cstrides = [shape[d] for d in counted], [strides[d] for d in counted]
-    item = merge(cshape, cstrides)
-    if item is not None and counted:
-        cshape, cstrides = [item[0]], [item[1]]
-    return (batch[0], *cshape), (batch[1], *cstrides)
-
-
-def batch_index(shape):
-    """The narrowest index type that holds every coordinate of an item: the
-    batched call writes coordinates that count_nonzero then drops."""
-    return "int32" if max(shape[1:], default=0) <= C_INT_MAX else "int64"
-
-
 # ---- devices and contexts -------------------------------------------------
 class Device:
     """One OpenCL device as `clnz devices` lists it."""

@@ -21,9 +21,6 @@ import pyopencl.tools
 from . import _core, _lib
 from ._core import L
 
-_U8 = _core.dtype_index(np.uint8, "mask")
-
-
 # ---- contexts ---------------------------------------------------------------------
 _wrapped = weakref.WeakKeyDictionary()  # pyopencl queue -> the clnz context around it
 _wrapped_lock = threading.Lock()
@@ -190,33 +187,18 @@ def count(ctx, a, pred):
 
 
 def count_axes(ctx, a, counted, pred):
-    """Counts over the axes `counted` as the offsets of a batched nonzero
-    with no room for entries (it only counts), differenced on the device.
-    Kept dimensions that one stride cannot walk go through a byte mask of
-    the predicate in the order kept-then-counted first (clnz_mask_enqueue)."""
+    """Counts over the axes `counted`: a batched count of the view with the
+    kept axes first (strides permuted, no copy)."""
     src = Input(ctx, a, "input")
-    q = ctx.queue
     shape, strides = src.view.shape, src.view.strides
     kept = [d for d in range(len(shape)) if d not in counted]
-    kept_shape = [shape[d] for d in kept]
-    plan = _core.batches_of(shape, strides, counted)
-    if plan is None:
-        order = kept + list(counted)
-        t = _core.View(src.view.dtype, [shape[d] for d in order], [strides[d] for d in order])
-        mask = cla.empty(q, t.shape, np.uint8)
-        done(enqueue(ctx, L.clnz_mask_enqueue, t.ref(), src.buf, src.offset, ctypes.byref(pred),
-                     _U8, mem(mask) or _scratch(ctx), 0, waits=src.waits), mask)
-        src, pred = Input(ctx, mask, "mask"), _core.predicate(None)
-        plan = _core.batches_of(mask.shape, src.view.strides, range(len(kept), mask.ndim))
-    offsets = cla.empty(q, (plan[0][0] + 1,), np.int64)
-    opts = _core.options(index=_core.batch_index(plan[0]))
-    view = src.as_view(ctx, *plan)
-    done(enqueue(ctx, L.clnz_nonzero_batched_enqueue, view.view.ref(), view.buf, view.offset,
-                 ctypes.byref(pred), ctypes.byref(opts), None, 0, 0, mem(offsets), 0,
-                 waits=view.waits), offsets)
-    if plan[0][0] == 0:
-        return cla.empty(q, kept_shape, np.int64)
-    return (offsets[1:] - offsets[:-1]).reshape(kept_shape)
+    order = kept + list(counted)
+    view = src.as_view(ctx, [shape[d] for d in order], [strides[d] for d in order])
+    counts = cla.empty(ctx.queue, [shape[d] for d in kept], np.int64)
+    done(enqueue(ctx, L.clnz_count_batched_enqueue, view.view.ref(), view.buf, view.offset,
+                 ctypes.byref(pred), len(kept), mem(counts) or _scratch(ctx), 0,
+                 waits=view.waits), counts)
+    return counts
 
 
 def select(ctx, x, mask, pred, names=("x", "mask")):

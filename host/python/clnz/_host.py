@@ -96,21 +96,17 @@ def count(ctx, a, pred):
 
 
 def count_axes(ctx, a, counted, pred):
-    """Counts over the axes `counted` (at least one axis kept), as the
-    offsets of one batched nonzero on the device: the coordinates it writes
-    are dropped at once."""
+    """Counts over the axes `counted` (at least one axis kept): a batched
+    count of the view with the kept axes first (strides permuted, no copy)."""
     src = Input(a, "input")
     shape, strides = src.view.shape, src.view.strides
     kept = [d for d in range(len(shape)) if d not in counted]
-    plan = _core.batches_of(shape, strides, counted)
-    if plan is None:  # kept dimensions one stride cannot walk: a copy with them first
-        t = np.ascontiguousarray(src.array.transpose(kept + list(counted)))
-        src = Input(t, "input")
-        plan = _core.batches_of(t.shape, src.view.strides, range(len(kept), t.ndim))
-    res, offsets = _batched(ctx, src.as_view(*plan), pred,
-                            _core.options(index=_core.batch_index(plan[0])))
-    L.clnz_result_free(ctypes.byref(res))
-    return np.diff(offsets).reshape([shape[d] for d in kept])
+    order = kept + list(counted)
+    view = src.as_view([shape[d] for d in order], [strides[d] for d in order])
+    out = _lib.Array()
+    ctx.check(L.clnz_count_batched(ctx._h(), view.view.ref(), view.data, ctypes.byref(pred),
+                                   len(kept), ctypes.byref(out)))
+    return _from_array(out)
 
 
 def select(ctx, x, mask, pred, names=("x", "mask")):

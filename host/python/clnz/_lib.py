@@ -191,6 +191,8 @@ def _declare(lib):
                                          P(NonzeroOptions), P(Result), P(Array)]),
         "clnz_nonzero_channels": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), c_int,
                                           P(NonzeroOptions), P(Result)]),
+        "clnz_count_batched": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), c_int,
+                                       P(Array)]),
         # device-resident calls: buffers are cl_mem handles, offsets in bytes
         "clnz_nonzero_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
                                          P(NonzeroOptions), mem, c_size_t, c_uint64, mem,
@@ -210,6 +212,8 @@ def _declare(lib):
         "clnz_nonzero_batched_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
                                                  P(NonzeroOptions), mem, c_size_t, c_uint64, mem,
                                                  c_size_t] + triple),
+        "clnz_count_batched_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
+                                               c_int, mem, c_size_t] + triple),
         "clnz_nonzero_channels_enqueue": (c_int, [ctx, P(Tensor), mem, c_size_t, P(Predicate),
                                                   c_int, P(NonzeroOptions), mem, c_size_t,
                                                   c_uint64, mem, c_size_t] + triple),

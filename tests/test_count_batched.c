@@ -1,0 +1,287 @@
+/* test_count_batched.c: counts of every item of a batch (count_nonzero
+ * along axes) against a sequential reference over the logical array:
+ * layouts that take each of the call's two ways (one work-item per item,
+ * with and without 16-item vector loads; the batched counting pass),
+ * permuted, reversed and merged strides, every launch shape and every
+ * strategy that serves a batch, predicates, the device-resident call at
+ * an offset, inputs past one allocation (slices) and the errors. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The reference: each element of the view in C order adds to item
+ * flat / item_n. */
+static int64_t *ref_counts(const clnz_tensor *t, const void *data, const clnz_predicate *pred,
+                           int batch_rank, int64_t *batches)
+{
+    int64_t n = 1, b = 1;
+    for (int d = 0; d < t->rank; ++d) {
+        n *= t->shape[d];
+        if (d < batch_rank)
+            b *= t->shape[d];
+    }
+    int64_t *c = calloc((size_t)(b ? b : 1), sizeof *c);
+    clnz_predicate nonzero = clnz_pred_nonzero();
+    if (!pred)
+        pred = &nonzero;
+    size_t elem = clnz_dtype_size(t->dtype);
+    int64_t idx[CLNZ_MAX_RANK] = {0};
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t off = 0;
+        for (int d = 0; d < t->rank; ++d)
+            off += idx[d] * t->strides[d];
+        c[i / (n / b)] += tu_ref_selected(t->dtype, (const char *)data + off * (int64_t)elem, pred);
+        for (int d = t->rank - 1; d >= 0 && ++idx[d] == t->shape[d]; --d)
+            idx[d] = 0;
+    }
+    *batches = b;
+    return c;
+}
+
+static void expect_counts(clnz_context *ctx, const clnz_tensor *t, const void *data,
+                          const clnz_predicate *pred, int batch_rank)
+{
+    int64_t batches;
+    int64_t *want = ref_counts(t, data, pred, batch_rank, &batches);
+    clnz_array got;
+    TU_CHECK(ctx, clnz_count_batched(ctx, t, data, pred, batch_rank, &got));
+    assert_int_equal(got.dtype, CLNZ_I64);
+    assert_int_equal(got.rank, batch_rank);
+    for (int d = 0; d < batch_rank; ++d)
+        assert_int_equal(got.shape[d], t->shape[d]);
+    const int64_t *g = got.data;
+    for (int64_t b = 0; b < batches; ++b)
+        if (g[b] != want[b])
+            fail_msg("item %lld of %lld: %lld, want %lld (rank %d, batch_rank %d, dtype %d)",
+                     (long long)b, (long long)batches, (long long)g[b], (long long)want[b],
+                     t->rank, batch_rank, (int)t->dtype);
+    clnz_array_free(&got);
+    free(want);
+}
+
+/* A C-order base array of `n` elements and views of it. */
+typedef struct {
+    int rank, batch_rank;
+    int64_t shape[4], strides[4]; /* strides in elements, from logical element 0 */
+    int64_t start;                /* element of the base array that is logical element 0 */
+    int64_t base_n;
+} layout;
+
+/* The layouts, with the way each takes (count_batched.c's items_plan):
+ * per-item needs 1024 items or more and the innermost kept stride below
+ * the innermost counted one; vec16 a kept innermost stride of 1 and an
+ * extent that 16 divides. */
+static const layout layouts[] = {
+    {2, 1, {64, 33}, {33, 1}, 0, 64 * 33},                 /* rows: counting pass */
+    {2, 1, {2048, 37}, {1, 2048}, 0, 2048 * 37},           /* axis 0: per item, vec16 */
+    {2, 1, {1030, 5}, {1, 1030}, 0, 1030 * 5},             /* per item, 16 does not divide */
+    {3, 2, {4, 6, 300}, {1800, 1, 6}, 0, 4 * 300 * 6},     /* kept dims that do not merge */
+    {3, 1, {4096, 3, 2}, {1, 8192, 4096}, 0, 3 * 2 * 4096}, /* counted dims that merge */
+    {3, 2, {2, 2048, 3}, {2048, 1, 4096}, 0, 3 * 2 * 2048}, /* kept merge: 4096 items */
+    {3, 2, {3, 1030, 5}, {5150, 1, 1030}, 0, 3 * 5 * 1030}, /* per item, blocks over 2 rows */
+    {2, 2, {40, 40}, {40, 1}, 0, 1600},                    /* batch_rank = rank: per element */
+    {2, 1, {1100, 7}, {-1, -1100}, 1100 * 7 - 1, 1100 * 7}, /* reversed: per item */
+    {2, 1, {30, 70}, {-70, 1}, 29 * 70, 30 * 70},          /* reversed rows: counting pass */
+    {3, 1, {1, 1, 1}, {1, 1, 1}, 0, 1},                    /* one element */
+};
+
+static void test_layouts(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    for (int di = 0; di < tu_n_dtypes; ++di) {
+        clnz_dtype dt = tu_dtypes[di];
+        size_t elem = clnz_dtype_size(dt);
+        for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
+            const layout *l = &layouts[i];
+            char *base = malloc((size_t)l->base_n * elem);
+            tu_fill(dt, base, (size_t)l->base_n, i % 2 ? 0.3 : 0.7);
+            clnz_tensor t = {dt, l->rank, (int64_t *)l->shape, (int64_t *)l->strides};
+            expect_counts(ctx, &t, base + l->start * (int64_t)elem, NULL, l->batch_rank);
+            free(base);
+        }
+    }
+}
+
+/* The counting pass's offsets come from the count pass's per-work-item
+ * counts: item boundaries inside chunks, work-groups and tiles, under
+ * every launch shape and every strategy that serves a batch. */
+static void test_launch_shapes_and_strategies(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[3] = {13, 7, 41}, axis0[2] = {3000, 3}, axis0_strides[2] = {1, 3000};
+    size_t n = 13 * 7 * 41;
+    uint16_t *data = malloc(n * 2);
+    uint16_t *cols = malloc(3000 * 3 * 2);
+    tu_fill(CLNZ_F16, data, n, 0.4);
+    tu_fill(CLNZ_F16, cols, 3000 * 3, 0.4);
+    clnz_tensor t = {CLNZ_F16, 3, shape, NULL}, c = {CLNZ_F16, 2, axis0, axis0_strides};
+    int64_t cstrides[3] = {7 * 41, 41, 1};
+    t.strides = cstrides;
+    clnz_strategy ss[] = {CLNZ_STRATEGY_AUTO, CLNZ_STRATEGY_TWO_PASS, CLNZ_STRATEGY_LOOKBACK,
+                          CLNZ_STRATEGY_STREAM};
+    for (size_t s = 0; s < sizeof ss / sizeof ss[0]; ++s) {
+        TU_CHECK(ctx, clnz_context_set_strategy(ctx, ss[s]));
+        for (int l = 0; l < tu_n_launches; ++l) {
+            TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+            expect_counts(ctx, &t, data, NULL, 1);
+            expect_counts(ctx, &t, data, NULL, 2);
+            expect_counts(ctx, &c, cols, NULL, 1); /* per item: no strategy involved */
+        }
+    }
+    /* single-tile writes no batch offsets: forced, the reason comes back */
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_SINGLE_TILE));
+    clnz_array got;
+    assert_int_not_equal(clnz_count_batched(ctx, &t, data, NULL, 1, &got), CLNZ_SUCCESS);
+    assert_non_null(strstr(clnz_context_message(ctx), "single-tile"));
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    free(data);
+    free(cols);
+}
+
+static void test_predicates(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    float *data = malloc(2048 * 9 * sizeof *data);
+    for (int i = 0; i < 2048 * 9; ++i)
+        data[i] = (float)(tu_uniform() * 2.0 - 1.0);
+    int64_t shape[2] = {2048, 9}, strides[2] = {1, 2048}, rows[2] = {9, 1};
+    clnz_tensor per_item = {CLNZ_F32, 2, shape, strides}, counting = {CLNZ_F32, 2, shape, rows};
+    clnz_predicate p = clnz_pred_float(CLNZ_OP_GT, 0.25);
+    expect_counts(ctx, &per_item, data, &p, 1);
+    expect_counts(ctx, &counting, data, &p, 1);
+    p = clnz_pred_float(CLNZ_OP_NE, 0.5);
+    expect_counts(ctx, &per_item, data, &p, 1);
+    free(data);
+}
+
+/* The device-resident call writes B counts at the offset, nothing else,
+ * after the events; both ways. */
+static void test_enqueue(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[2] = {1040, 6}, strides[2][2] = {{1, 1040}, {6, 1}};
+    uint8_t *data = malloc(1040 * 6);
+    tu_fill(CLNZ_U8, data, 1040 * 6, 0.5);
+    cl_mem in = tu_buffer(16 + 1040 * 6, NULL);
+    cl_command_queue q = clnz_context_queue(ctx);
+    clEnqueueWriteBuffer(q, in, CL_TRUE, 16, 1040 * 6, data, 0, NULL, NULL);
+    for (int w = 0; w < 2; ++w) {
+        clnz_tensor t = {CLNZ_U8, 2, shape, strides[w]};
+        int64_t batches;
+        int64_t *want = ref_counts(&t, data, NULL, 1, &batches);
+        size_t bytes = (size_t)(batches + 2) * 8;
+        int64_t *got = malloc(bytes);
+        for (int64_t i = 0; i < batches + 2; ++i)
+            got[i] = -77;
+        cl_mem out = tu_buffer(bytes, got);
+        cl_event done = NULL;
+        TU_CHECK(ctx, clnz_count_batched_enqueue(ctx, &t, in, 16, NULL, 1, out, 8, 0, NULL,
+                                                 &done));
+        assert_non_null(done);
+        clWaitForEvents(1, &done);
+        clReleaseEvent(done);
+        tu_read(out, 0, bytes, got);
+        assert_int_equal(got[0], -77);
+        assert_memory_equal(got + 1, want, (size_t)batches * 8);
+        assert_int_equal(got[batches + 1], -77);
+        clReleaseMemObject(out);
+        free(got);
+        free(want);
+    }
+    clReleaseMemObject(in);
+    free(data);
+}
+
+/* Empty inputs and batches: zeros, or nothing, with the batch's shape. */
+static void test_empty(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    uint8_t data[1] = {0};
+    int64_t shapes[][3] = {{0, 5, 1}, {5, 0, 1}, {3, 2, 0}};
+    for (int s = 0; s < 3; ++s)
+        for (int k = 1; k <= 3; ++k) {
+            clnz_tensor t = {CLNZ_U8, 3, shapes[s], NULL};
+            clnz_array got;
+            TU_CHECK(ctx, clnz_count_batched(ctx, &t, data, NULL, k, &got));
+            int64_t b = 1;
+            for (int d = 0; d < k; ++d) {
+                assert_int_equal(got.shape[d], shapes[s][d]);
+                b *= shapes[s][d];
+            }
+            for (int64_t i = 0; i < b; ++i)
+                assert_int_equal(((int64_t *)got.data)[i], 0);
+            assert_non_null(got.data);
+            clnz_array_free(&got);
+        }
+}
+
+/* Past one allocation: the slices' counts add up at their places, for
+ * both ways and a batch whose counts alone exceed the limit. */
+static void test_sliced(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("8192");
+    size_t n = 3000 * 7;
+    uint32_t *data = malloc(n * 4);
+    tu_fill(CLNZ_U32, data, n, 0.5);
+    int64_t shape[2] = {3000, 7}, cols[2] = {1, 3000}, rows[2] = {7, 1};
+    clnz_tensor a = {CLNZ_U32, 2, shape, cols}, b = {CLNZ_U32, 2, shape, rows};
+    expect_counts(ctx, &a, data, NULL, 1);
+    expect_counts(ctx, &b, data, NULL, 1);
+    expect_counts(ctx, &b, data, NULL, 2); /* 21000 counts: 168 000 bytes */
+    clnz_context_release(ctx);
+    free(data);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shape[2] = {3, 4}, huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 0};
+    uint8_t data[12] = {0};
+    clnz_tensor t = {CLNZ_U8, 2, shape, NULL}, scalar = {CLNZ_U8, 0, NULL, NULL};
+    clnz_tensor empty = {CLNZ_U8, 3, huge, NULL};
+    clnz_array got;
+    assert_int_equal(clnz_count_batched(ctx, &t, data, NULL, 0, &got),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "batch_rank 0"));
+    assert_int_equal(clnz_count_batched(ctx, &t, data, NULL, 3, &got),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_count_batched(ctx, &scalar, data, NULL, 1, &got),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_count_batched(ctx, &t, data, NULL, 1, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clnz_count_batched(ctx, &empty, data, NULL, 2, &got), CLNZ_ERROR_TOO_LARGE);
+    clnz_predicate bad = clnz_pred_int((clnz_op)99, 0);
+    assert_int_not_equal(clnz_count_batched(ctx, &t, data, &bad, 1, &got), CLNZ_SUCCESS);
+    /* the counts buffer must hold B counts at the offset */
+    cl_mem in = tu_buffer(12, data), small = tu_buffer(16, NULL);
+    assert_int_equal(clnz_count_batched_enqueue(ctx, &t, in, 0, NULL, 1, small, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "counts buffer"));
+    assert_int_equal(clnz_count_batched_enqueue(ctx, &t, in, 0, NULL, 1, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    clReleaseMemObject(in);
+    clReleaseMemObject(small);
+}
+
+int main(void)
+{
+    tu_seed("test_count_batched");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layouts),   cmocka_unit_test(test_launch_shapes_and_strategies),
+        cmocka_unit_test(test_predicates), cmocka_unit_test(test_enqueue),
+        cmocka_unit_test(test_empty),     cmocka_unit_test(test_sliced),
+        cmocka_unit_test(test_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_context_done();
+    return rc;
+}
