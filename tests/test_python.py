@@ -321,8 +321,11 @@ def test_count_nonzero_axis_errors():
         clnz.count_nonzero(a, axis=(0, -3))
     with pytest.raises(ValueError, match="repeated"):
         clnz.count_nonzero(a, axis=(1, -1))
-    with pytest.raises(TypeError, match="axis"):
-        clnz.count_nonzero(a, axis=1.0)
+    for bad in (1.0, True, np.bool_(False), [0, 1], (0, True)):  # numpy: TypeError for each
+        with pytest.raises(TypeError):
+            np.count_nonzero(a, axis=bad)
+        with pytest.raises(TypeError, match="axis"):
+            clnz.count_nonzero(a, axis=bad)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])

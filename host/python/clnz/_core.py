@@ -129,10 +129,13 @@ def integer(v, name, lo, hi, c_lo=INT64_MIN, c_hi=INT64_MAX):
 def axes(axis, ndim):
     """numpy's normalisation of an axis argument (int or tuple, negative
     from the end) into a sorted tuple: AxisError out of range, ValueError for
-    a repeated axis, TypeError for a non-integer."""
-    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    a repeated axis, TypeError for a non-integer, a bool or a list (numpy
+    takes neither: "an integer is required")."""
+    items = axis if isinstance(axis, tuple) else (axis,)
     out = []
     for a in items:
+        if isinstance(a, (bool, np.bool_)):
+            raise TypeError("clnz: axis must be an integer, not bool")
         i = integer(a, "axis", INT64_MIN, INT64_MAX)
         if not -ndim <= i < ndim:
             raise AxisError(i, ndim)
