@@ -246,6 +246,71 @@ def test_count_command(tmp_path, rng):
     assert int(run("count", inp, "--pred=ge:0.5").stdout) == np.count_nonzero(a >= 0.5)
 
 
+
+@pytest.mark.parametrize("dtype", ["?", "i8", "f2"])
+def test_count_along_axes_is_np_count_nonzero(tmp_path, rng, dtype):
+    """--axis against np.count_nonzero(a, axis, keepdims) for every set of
+    axes of a 3-D input, C and Fortran order, to a file (npy, csv) and
+    printed; the count alone as a 0-d array with -o."""
+    a = random_array(rng, dtype, (3, 40, 17), density=0.4)
+    axes_sets = [(0,), (1,), (2,), (-1,), (0, 1), (2, 0), (1, 2), (0, 1, 2)]
+    for order in ("C", "F"):
+        inp = save(tmp_path, np.asarray(a, order=order), name=f"in{order}.npy")
+        for axes in axes_sets:
+            text = ",".join(map(str, axes))
+            for keep in (False, True) if order == "C" else (False,):
+                out = tmp_path / "counts.npy"
+                run("count", inp, "--axis", text, "-o", out, *(["--keepdims"] if keep else []))
+                want = np.asarray(np.count_nonzero(a, axis=axes, keepdims=keep), np.int64)
+                expect_equal(np.load(out), want)
+            want = np.count_nonzero(a, axis=axes)
+            if np.ndim(want) <= 2 and order == "C":
+                printed = run("count", inp, f"--axis={text}").stdout
+                assert np.array_equal(np.loadtxt(printed.splitlines(), np.int64, ndmin=np.ndim(want)),
+                                      want), (axes, order)
+                run("count", inp, "--axis", text, "--format", "csv", "-o", tmp_path / "c.csv")
+                got = np.loadtxt(tmp_path / "c.csv", np.int64, delimiter=",", ndmin=np.ndim(want))
+                assert np.array_equal(got, want), (axes, order)
+    out = tmp_path / "n.npy"
+    run("count", inp, "--pred", "gt:0", "-o", out)
+    expect_equal(np.load(out), np.asarray(np.count_nonzero(a > 0), np.int64))
+    run("count", inp, "--keepdims", "-o", out)
+    expect_equal(np.load(out), np.asarray(np.count_nonzero(a, keepdims=True), np.int64))
+    # a predicate along an axis, and a rank-1 input
+    run("count", inp, "--axis", "1", "--pred", "ge:1", "-o", out)
+    expect_equal(np.load(out), np.count_nonzero(a >= 1, axis=1).astype(np.int64))
+    flat = save(tmp_path, a.ravel(), name="flat.npy")
+    assert int(run("count", flat, "--axis", "0").stdout) == np.count_nonzero(a)
+
+
+def test_count_along_axes_errors(tmp_path, rng):
+    """numpy's axis rules (out of bounds, twice), a bad list, --axis beside
+    --channels, counts that text cannot hold: exit 2, the output untouched."""
+    a = random_array(rng, "f4", (2, 3, 4, 5))
+    inp = save(tmp_path, a)
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"precious")
+    cases = [(["--axis", "4"], "out of bounds for an input of 4 dimensions"),
+             (["--axis", "-5"], "--axis -5 is out of bounds"),
+             (["--axis", "1,-3"], "names dimension 1 twice"),
+             (["--axis", "x"], "use integers"),
+             (["--axis", "1,"], "use integers"),
+             (["--axis", ""], "--axis needs a value"),
+             (["--axis", "99"], "use integers"),
+             (["--axis", "0", "--channels", "any"], "--axis and --channels"),
+             (["--keepdims", "--channels", "all"], "--keepdims and --channels")]
+    for extra, why in cases:
+        p = run("count", inp, *extra, "-o", out, check=False)
+        assert p.returncode == 2 and why in p.stderr, (extra, p.stderr)
+        assert p.stdout == "" and out.read_bytes() == b"precious", extra
+    p = run("count", inp, "--axis", "0", check=False)  # 3-D counts, printed
+    assert p.returncode == 2 and "-o COUNTS.npy" in p.stderr and p.stdout == "", p.stderr
+    p = run("count", save(tmp_path, np.float32(2), name="s.npy"), "--axis", "0", check=False)
+    assert p.returncode == 2 and "0 dimensions" in p.stderr, p.stderr
+    p = run("nonzero", inp, "-o", out, "--axis", "0", check=False)  # count's only
+    assert p.returncode == 2 and "unknown option '--axis'" in p.stderr
+
+
 # ---- help, devices ---------------------------------------------------------
 
 def test_help_and_version():

@@ -130,3 +130,18 @@ def test_count_fails_cleanly(tmp_path, rng):
             assert len(p.stderr.splitlines()) == 1, p.stderr
     assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a)
     print(f"faults: count {k - 1} points")
+
+
+def test_count_along_axes_output_untouched(tmp_path, rng):
+    """count --axis both ways of clnz_count_batched: per item (along the
+    outer axis of 1040 columns) and the batched counting pass (axis 1)."""
+    a = random_array(rng, "u1", (6, 1040))
+    inp = save(tmp_path, a)
+    out = tmp_path / "counts.npy"
+    for axis in (0, 1):
+        def check():
+            np.testing.assert_array_equal(np.load(out), np.count_nonzero(a, axis=axis))
+
+        n = every_point(tmp_path, ["count", inp, "--axis", str(axis), "-o", out], [out], check)
+        print(f"faults: count --axis {axis}: {n} points")
+        assert n >= 3

@@ -169,12 +169,37 @@ static int option_error(int k, const char *arg, const char *cmd)
 
 /* ---- nonzero and count ---- */
 
-/* Their options that take a value. */
-static const char *const option_names[] = {"--pred", "--device", "--channels", "-o", "--output",
-                                           "--count-out", "--layout", "--index", "--width",
-                                           "--size", "--fill", "--order", "--offsets-out",
-                                           "--format"};
-enum { N_COUNT_OPTIONS = 3 }; /* count takes the first three only */
+/* Their options that take a value: nonzero's, then count's (by name, as
+ * set_option takes them). */
+static const char *const nonzero_options[] = {"--pred", "--device", "--channels", "-o",
+                                              "--output", "--count-out", "--layout", "--index",
+                                              "--width", "--size", "--fill", "--order",
+                                              "--offsets-out", "--format"};
+static const char *const count_options[] = {"--pred", "--device", "--channels", "-o",
+                                            "--output", "--format", "--axis"};
+
+/* --axis A[,B...]: integers, negative from the end (checked against the
+ * input's rank once it is read: cli_count_axes). */
+static int parse_axes(const char *v, cli_args *a)
+{
+    a->n_axes = 0;
+    for (const char *s = v;; ++s) {
+        char *end;
+        errno = 0;
+        long ax = strtol(s, &end, 10);
+        if (end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
+            ax >= CLNZ_MAX_RANK)
+            return fail(EXIT_USAGE,
+                        "--axis '%s': use integers in %d..%d joined by ',' (0,2 or -1)", v,
+                        -CLNZ_MAX_RANK, CLNZ_MAX_RANK - 1);
+        if (a->n_axes == CLNZ_MAX_RANK)
+            return fail(EXIT_USAGE, "--axis '%s': more than %d axes", v, CLNZ_MAX_RANK);
+        a->axes[a->n_axes++] = (int)ax;
+        s = end;
+        if (!*s)
+            return EXIT_OK;
+    }
+}
 
 static int set_option(const char *name, const char *v, cli_args *a)
 {
@@ -232,7 +257,10 @@ static int set_option(const char *name, const char *v, cli_args *a)
         else
             return fail(EXIT_USAGE, "--order '%s': use rc (row, column) or xy", v);
     } else if (strcmp(name, "--format") == 0) {
+        a->format_given = 1;
         return parse_format(v, &a->format);
+    } else if (strcmp(name, "--axis") == 0) {
+        return parse_axes(v, a);
     } else if (strcmp(name, "--fill") == 0) {
         if (!parse_i64(v, &a->opts.fill))
             return fail(EXIT_USAGE, "--fill '%s': use an integer", v);
@@ -247,12 +275,20 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     memset(a, 0, sizeof *a);
     clnz_nonzero_options_init(&a->opts);
     a->pred = clnz_pred_nonzero();
+    a->n_axes = -1;
+    const char *const *names = is_nonzero ? nonzero_options : count_options;
+    int n_names = is_nonzero ? (int)(sizeof nonzero_options / sizeof nonzero_options[0])
+                             : (int)(sizeof count_options / sizeof count_options[0]);
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
             return CLI_HELP;
         if (is_nonzero && strcmp(arg, "--batch") == 0) {
             a->batch = 1;
+            continue;
+        }
+        if (!is_nonzero && strcmp(arg, "--keepdims") == 0) {
+            a->keepdims = 1;
             continue;
         }
         if (arg[0] != '-' || strcmp(arg, "-") == 0) {
@@ -262,11 +298,10 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
             continue;
         }
         const char *v;
-        int n = is_nonzero ? (int)(sizeof option_names / sizeof option_names[0]) : N_COUNT_OPTIONS;
-        int k = take_option(argc, argv, &i, option_names, n, &v);
+        int k = take_option(argc, argv, &i, names, n_names, &v);
         if (k < 0)
             return option_error(k, arg, cmd);
-        int rc = set_option(option_names[k], v, a);
+        int rc = set_option(names[k], v, a);
         if (rc)
             return rc;
     }
@@ -276,6 +311,10 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
         return fail(EXIT_USAGE, "missing -o OUTPUT.npy (see clnz nonzero --help)");
     if (a->batch && a->channels)
         return fail(EXIT_USAGE, "--batch and --channels do not go together");
+    if ((a->n_axes >= 0 || a->keepdims) && a->channels)
+        return fail(EXIT_USAGE, "--%s and --channels do not go together (--channels counts "
+                                "the pixels of the whole image)",
+                    a->n_axes >= 0 ? "axis" : "keepdims");
     if (a->batch != (a->offsets_out != NULL))
         return fail(EXIT_USAGE, a->batch ? "--batch needs --offsets-out OFFSETS.npy"
                                          : "--offsets-out needs --batch");

@@ -35,6 +35,10 @@ typedef struct {
     int channels; /* --channels: 1 + the rule */
     int fill_given; /* --fill: refused without --size */
     out_format format; /* --format, of every output */
+    int format_given;  /* count prints text unless --format (or -o) says otherwise */
+    int n_axes;        /* count --axis: how many (-1: none given, all counted) */
+    int axes[CLNZ_MAX_RANK]; /* as given: negative ones count from the end */
+    int keepdims;      /* count --keepdims: counted axes stay, as 1s */
     clnz_predicate pred; /* --pred, else nonzero */
     clnz_nonzero_options opts;
 } cli_args;

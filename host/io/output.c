@@ -457,7 +457,7 @@ static int prepare(out_file *f, char *err, size_t err_size)
 {
     if (strcmp(f->path, "-") == 0) { /* its identity, for same_target */
         if (io_std_closed & 1u << STDOUT_FILENO)
-            FAIL("standard output is closed: '-o -' has nowhere to write");
+            FAIL("standard output is closed: the output has nowhere to go");
         f->through = f->to_stdout = 1;
         f->exists = fstat(STDOUT_FILENO, &f->st) == 0;
         return 0;
@@ -576,12 +576,14 @@ static int open_through(const out_file *f)
 static int write_through(out_file *f, char *err, size_t err_size)
 {
     char q[IO_QUOTE_MAX];
+    /* "-" is named as what it is: `clnz count` writes there without -o */
+    const char *name = f->to_stdout ? "standard output" : io_quote(f->path, q, sizeof q);
     int fd = open_through(f);
     if (fd < 0 && errno == ENXIO && S_ISFIFO(f->st.st_mode))
-        FAIL("%s: no process opened the FIFO for reading within %d s",
-             io_quote(f->path, q, sizeof q), IO_FIFO_WAIT_MS / 1000);
+        FAIL("%s: no process opened the FIFO for reading within %d s", name,
+             IO_FIFO_WAIT_MS / 1000);
     if (fd < 0)
-        FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(errno));
+        FAIL("cannot write %s: %s", name, strerror(errno));
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -596,7 +598,7 @@ static int write_through(out_file *f, char *err, size_t err_size)
     if (close(fd) != 0 && !bad)
         bad = 1, e = errno;
     if (bad)
-        FAIL("cannot write %s: %s", io_quote(f->path, q, sizeof q), strerror(e));
+        FAIL("cannot write %s: %s", name, strerror(e));
     return 0;
 }
 

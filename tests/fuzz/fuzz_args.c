@@ -23,6 +23,12 @@ static void check_nonzero_args(const cli_args *a, int is_nonzero)
     if (a->channels < 0 || a->channels > 2 || (unsigned)a->opts.layout > CLNZ_LAYOUT_FLAT ||
         (unsigned)a->opts.index_type > CLNZ_INDEX_UINT32)
         abort();
+    if (a->n_axes < -1 || a->n_axes > CLNZ_MAX_RANK || (is_nonzero && a->n_axes != -1) ||
+        ((a->n_axes >= 0 || a->keepdims) && a->channels))
+        abort(); /* --axis: count's, never beside --channels */
+    for (int k = 0; k < a->n_axes; ++k)
+        if (a->axes[k] < -CLNZ_MAX_RANK || a->axes[k] >= CLNZ_MAX_RANK)
+            abort();
     if (is_nonzero && a->opts.index_type == CLNZ_INDEX_INT32 &&
         (a->opts.fill < INT32_MIN || a->opts.fill > INT32_MAX))
         abort(); /* a fill the index type cannot hold */
