@@ -84,6 +84,12 @@ static const layout layouts[] = {
     {2, 1, {1100, 7}, {-1, -1100}, 1100 * 7 - 1, 1100 * 7}, /* reversed: per item */
     {2, 1, {30, 70}, {-70, 1}, 29 * 70, 30 * 70},          /* reversed rows: counting pass */
     {3, 1, {1, 1, 1}, {1, 1, 1}, 0, 1},                    /* one element */
+    /* items of more than 64 elements: row blocks (count_batched.c's
+     * ITEM_BLOCK_STEPS), the last one short, summed by item_block_sums */
+    {2, 1, {1040, 200}, {1, 1040}, 0, 1040 * 200},           /* vec16, 4 blocks */
+    {2, 1, {1030, 129}, {1, 1030}, 0, 1030 * 129},           /* scalar, last block 1 */
+    {3, 1, {1024, 5, 30}, {1, 1024 * 31, 1024}, 0, 1024 * 31 * 5}, /* blocks inside rows */
+    {2, 1, {1100, 70}, {-1, -1100}, 1100 * 70 - 1, 1100 * 70}, /* reversed, 2 blocks */
 };
 
 static void test_layouts(void **state)
@@ -165,12 +171,13 @@ static void test_enqueue(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    int64_t shape[2] = {1040, 6}, strides[2][2] = {{1, 1040}, {6, 1}};
-    uint8_t *data = malloc(1040 * 6);
-    tu_fill(CLNZ_U8, data, 1040 * 6, 0.5);
-    cl_mem in = tu_buffer(16 + 1040 * 6, NULL);
+    /* 70 elements an item: two row blocks on the per-item way */
+    int64_t shape[2] = {1040, 70}, strides[2][2] = {{1, 1040}, {70, 1}};
+    uint8_t *data = malloc(1040 * 70);
+    tu_fill(CLNZ_U8, data, 1040 * 70, 0.5);
+    cl_mem in = tu_buffer(16 + 1040 * 70, NULL);
     cl_command_queue q = clnz_context_queue(ctx);
-    clEnqueueWriteBuffer(q, in, CL_TRUE, 16, 1040 * 6, data, 0, NULL, NULL);
+    clEnqueueWriteBuffer(q, in, CL_TRUE, 16, 1040 * 70, data, 0, NULL, NULL);
     for (int w = 0; w < 2; ++w) {
         clnz_tensor t = {CLNZ_U8, 2, shape, strides[w]};
         int64_t batches;

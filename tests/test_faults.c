@@ -199,15 +199,23 @@ static clnz_status run_batched(clnz_context *ctx, uint64_t *sum)
  * of the same elements (one work-item per item) */
 static clnz_status run_count_batched(clnz_context *ctx, uint64_t *sum)
 {
+    /* the counting pass (rows), per item (columns), per item in row blocks
+     * (items of 70 elements: block counts, then their sums) */
     int64_t shape[2] = {7, 10001}, cols[2] = {10001, 7}, col_strides[2] = {1, 10001};
+    int64_t long_cols[2] = {1000, 70}, long_strides[2] = {1, 1000};
     clnz_tensor rows = {CLNZ_F32, 2, shape, NULL}, t = {CLNZ_F32, 2, cols, col_strides};
-    clnz_array a, b;
+    clnz_tensor blocks = {CLNZ_F32, 2, long_cols, long_strides};
+    clnz_array a, b, c;
     clnz_status st = clnz_count_batched(ctx, &rows, input, NULL, 1, &a);
     if (st)
         return st;
     st = clnz_count_batched(ctx, &t, input, NULL, 1, &b);
     if (!st) {
-        *sum = mix(mix(0, a.data, 7 * 8), b.data, 10001 * 8);
+        st = clnz_count_batched(ctx, &blocks, input, NULL, 1, &c);
+        if (!st) {
+            *sum = mix(mix(mix(0, a.data, 7 * 8), b.data, 10001 * 8), c.data, 1000 * 8);
+            clnz_array_free(&c);
+        }
         clnz_array_free(&b);
     }
     clnz_array_free(&a);
