@@ -69,14 +69,17 @@ typedef struct {
 } layout;
 
 /* The layouts, with the way each takes (count_batched.c's items_plan):
- * per-item needs 1024 items or more and the innermost kept stride below
- * the innermost counted one; vec16 a kept innermost stride of 1 and an
+ * per-item needs the innermost kept stride below the innermost counted
+ * one (or items of one element); vec16 a kept innermost stride of 1 and an
  * extent that 16 divides. */
 static const layout layouts[] = {
     {2, 1, {64, 33}, {33, 1}, 0, 64 * 33},                 /* rows: counting pass */
     {2, 1, {2048, 37}, {1, 2048}, 0, 2048 * 37},           /* axis 0: per item, vec16 */
     {2, 1, {1030, 5}, {1, 1030}, 0, 1030 * 5},             /* per item, 16 does not divide */
     {3, 2, {4, 6, 300}, {1800, 1, 6}, 0, 4 * 300 * 6},     /* kept dims that do not merge */
+    {3, 2, {4, 6, 300}, {3600, 300, 1}, 0, 4 * 3600},      /* the same: counting pass */
+    {2, 1, {16, 500}, {1, 16}, 0, 16 * 500},               /* 16 items: per item, blocks */
+    {2, 1, {3, 700}, {1, 3}, 0, 3 * 700},                  /* 3 items, scalar blocks */
     {3, 1, {4096, 3, 2}, {1, 8192, 4096}, 0, 3 * 2 * 4096}, /* counted dims that merge */
     {3, 2, {2, 2048, 3}, {2048, 1, 4096}, 0, 3 * 2 * 2048}, /* kept merge: 4096 items */
     {3, 2, {3, 1030, 5}, {5150, 1, 1030}, 0, 3 * 5 * 1030}, /* per item, blocks over 2 rows */
