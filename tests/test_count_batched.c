@@ -250,6 +250,41 @@ static void test_sliced(void **state)
     free(data);
 }
 
+/* Slices whose counts or scratch outgrow their span: a byte per item
+ * (u8), or no byte at all (a broadcast view of one row). Halving the span
+ * alone reached MIN_BUDGET with a slice of 4096 items (32 KiB of counts),
+ * and a broadcast view fitted every budget whole: TOO_LARGE, where numpy
+ * counts. */
+static void test_sliced_many_items(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("8192");
+    size_t n = 3000 * 7;
+    uint8_t *data = malloc(n);
+    tu_fill(CLNZ_U8, data, n, 0.5);
+    int64_t shape[2] = {3000, 7}, rows[2] = {7, 1}, cols[2] = {1, 3000}, bcast[2] = {0, 1};
+    int64_t wide[2] = {1040, 1}, flat[2] = {1, 1040}, bshape3[3] = {5, 2000, 7};
+    int64_t bstr3[3] = {0, 0, 1};
+    clnz_tensor r = {CLNZ_U8, 2, shape, rows}, c = {CLNZ_U8, 2, shape, cols};
+    clnz_tensor b = {CLNZ_U8, 2, shape, bcast}, w = {CLNZ_U8, 2, wide, flat};
+    clnz_tensor b3 = {CLNZ_U8, 3, bshape3, bstr3};
+    expect_counts(ctx, &r, data, NULL, 2); /* 21000 items of one element */
+    expect_counts(ctx, &c, data, NULL, 2);
+    expect_counts(ctx, &b, data, NULL, 1); /* 3000 items, 7 bytes */
+    expect_counts(ctx, &b, data, NULL, 2);
+    expect_counts(ctx, &w, data, NULL, 1); /* 1040 bytes, 1040 items: per item */
+    expect_counts(ctx, &b3, data, NULL, 2); /* 10000 items, 7 bytes */
+    /* few items (their counts fit), 1.2e7 elements in 500 bytes: the
+     * counting pass's tile scratch (17 600 bytes) did not fit, at any span */
+    int64_t bshape[2] = {24000, 500}, bstr[2] = {0, 1};
+    int64_t tshape[2] = {500, 24000}, tstr[2] = {1, 0};
+    clnz_tensor rows_b = {CLNZ_U8, 2, bshape, bstr}, cols_b = {CLNZ_U8, 2, tshape, tstr};
+    expect_counts(ctx, &rows_b, data, NULL, 1);
+    expect_counts(ctx, &cols_b, data, NULL, 1);
+    clnz_context_release(ctx);
+    free(data);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -266,6 +301,7 @@ static void test_errors(void **state)
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_count_batched(ctx, &scalar, data, NULL, 1, &got),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "rank-0")); /* not "outside 1..0" */
     assert_int_equal(clnz_count_batched(ctx, &t, data, NULL, 1, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_count_batched(ctx, &empty, data, NULL, 2, &got), CLNZ_ERROR_TOO_LARGE);
@@ -289,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_layouts),   cmocka_unit_test(test_launch_shapes_and_strategies),
         cmocka_unit_test(test_predicates), cmocka_unit_test(test_enqueue),
         cmocka_unit_test(test_empty),     cmocka_unit_test(test_sliced),
+        cmocka_unit_test(test_sliced_many_items),
         cmocka_unit_test(test_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

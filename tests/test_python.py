@@ -328,6 +328,22 @@ def test_count_nonzero_axis_errors():
             clnz.count_nonzero(a, axis=bad)
 
 
+def test_count_nonzero_axis_of_0d():
+    # numpy's reductions (and torch's) take a lone axis 0 or -1 on a 0-d array for the whole
+    # of it; any other axis, or one inside a tuple, is an AxisError
+    for v in (np.array(7), np.array(0.0), np.float32(-0.0), 3):
+        for axis in (0, -1, np.int64(-1)):
+            for keepdims in (False, True):
+                got = clnz.count_nonzero(v, axis=axis, keepdims=keepdims)
+                want = np.count_nonzero(v, axis=axis, keepdims=keepdims)
+                assert type(got) is type(want) and got == want, (v, axis, keepdims)
+        for axis in (1, -2, (0,), (-1,)):
+            with pytest.raises(np.AxisError):
+                np.count_nonzero(v, axis=axis)
+            with pytest.raises(np.AxisError):
+                clnz.count_nonzero(v, axis=axis)
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
 def test_extract_against_numpy(rng, dtype):
     arr = sparse(rng, (6, 7), dtype)

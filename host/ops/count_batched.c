@@ -83,6 +83,11 @@ static clnz_status part(clnz_context *ctx, const tensor_info *t, int rank, const
 static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int batch_rank,
                                    items_plan *p)
 {
+    if (t->rank == 0)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "a rank-0 input has no batch dimension (batch_rank %d): count it "
+                        "with clnz_count",
+                        batch_rank);
     if (batch_rank < 1 || batch_rank > t->rank)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "batch_rank %d is outside 1..%d (the input's rank)", batch_rank,
@@ -416,7 +421,16 @@ clnz_status clnz_count_batched(clnz_context *ctx, const clnz_tensor *in, const v
         if (!(out = calloc((size_t)p.batches, sizeof *out)))
             st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the counts");
         batch_sum c = {pred, batch_rank, t.shape, out};
-        slicing s = {&v, 1, budget, 0, 0};
+        /* What a slice allocates besides its span grows with its elements
+         * (its counts and offsets, a byte per item of u8; the counting
+         * pass's tile scratch), and a broadcast view spans a few bytes
+         * for any number of them: halving the span alone stopped at
+         * MIN_BUDGET with that still too large. So a slice's elements are
+         * bounded too: by the budget (no cut a dense view does not make
+         * anyway), and 8 bytes each when the whole batch's counts do not
+         * fit (a slice has at most one item per element). */
+        uint64_t per_elem = p.batches >= budget / sizeof(cl_long) ? sizeof(cl_long) : 1;
+        slicing s = {&v, 1, budget, per_elem, 0};
         if (!st)
             st = slices_each(ctx, &s, count_batched_slice, &c);
     }

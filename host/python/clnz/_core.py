@@ -130,13 +130,17 @@ def axes(axis, ndim):
     """numpy's normalisation of an axis argument (int or tuple, negative
     from the end) into a sorted tuple: AxisError out of range, ValueError for
     a repeated axis, TypeError for a non-integer, a bool or a list (numpy
-    takes neither: "an integer is required")."""
+    takes neither: "an integer is required"). Like numpy's reductions (and
+    torch's), a 0-d array takes a lone axis 0 or -1 (not inside a tuple)
+    for the whole of it: ()."""
     items = axis if isinstance(axis, tuple) else (axis,)
     out = []
     for a in items:
         if isinstance(a, (bool, np.bool_)):
             raise TypeError("clnz: axis must be an integer, not bool")
         i = integer(a, "axis", INT64_MIN, INT64_MAX)
+        if ndim == 0 and i in (0, -1) and not isinstance(axis, tuple):
+            return ()
         if not -ndim <= i < ndim:
             raise AxisError(i, ndim)
         out.append(i % ndim if ndim else i)
