@@ -305,8 +305,12 @@ def test_count_along_axes_errors(tmp_path, rng):
         assert p.stdout == "" and out.read_bytes() == b"precious", extra
     p = run("count", inp, "--axis", "0", check=False)  # 3-D counts, printed
     assert p.returncode == 2 and "-o COUNTS.npy" in p.stderr and p.stdout == "", p.stderr
-    p = run("count", save(tmp_path, np.float32(2), name="s.npy"), "--axis", "0", check=False)
-    assert p.returncode == 2 and "0 dimensions" in p.stderr, p.stderr
+    scalar = save(tmp_path, np.float32(2), name="s.npy")  # a lone 0 or -1: counted whole
+    for axis in ("0", "-1"):
+        assert run("count", scalar, "--axis", axis).stdout == "1\n"
+    for axis in ("1", "0,-1"):
+        p = run("count", scalar, "--axis", axis, check=False)
+        assert p.returncode == 2 and "0 dimensions" in p.stderr, p.stderr
     p = run("nonzero", inp, "-o", out, "--axis", "0", check=False)  # count's only
     assert p.returncode == 2 and "unknown option '--axis'" in p.stderr
 

@@ -24,11 +24,15 @@ static const char usage_count[] =
     CLI_USAGE_PIPES;
 
 /* counted[d] = 1 for each dimension --axis names (all without --axis), by
- * numpy's rules: negative from the end, each once. EXIT_OK or a usage error. */
+ * numpy's rules: negative from the end, each once; a lone 0 or -1 counts
+ * a 0-d input whole, as numpy's (and torch's) reductions take it. EXIT_OK
+ * or a usage error. */
 static int counted_axes(const cli_args *a, int rank, int counted[CLNZ_MAX_RANK])
 {
     for (int d = 0; d < CLNZ_MAX_RANK; ++d)
         counted[d] = a->n_axes < 0;
+    if (rank == 0 && a->n_axes == 1 && (a->axes[0] == 0 || a->axes[0] == -1))
+        return EXIT_OK;
     for (int k = 0; k < a->n_axes; ++k) {
         int d = a->axes[k] < 0 ? a->axes[k] + rank : a->axes[k];
         if (d < 0 || d >= rank)
