@@ -281,6 +281,14 @@ static void test_sliced_many_items(void **state)
     clnz_tensor rows_b = {CLNZ_U8, 2, bshape, bstr}, cols_b = {CLNZ_U8, 2, tshape, tstr};
     expect_counts(ctx, &rows_b, data, NULL, 1);
     expect_counts(ctx, &cols_b, data, NULL, 1);
+    /* and clnz_count of it whole: the same scratch */
+    int64_t items, whole = 0, got = -1;
+    int64_t *per_row = ref_counts(&rows_b, data, NULL, 1, &items);
+    for (int64_t i = 0; i < items; ++i)
+        whole += per_row[i];
+    TU_CHECK(ctx, clnz_count(ctx, &rows_b, data, NULL, &got));
+    assert_int_equal(got, whole);
+    free(per_row);
     clnz_context_release(ctx);
     free(data);
 }

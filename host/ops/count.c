@@ -81,10 +81,20 @@ clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *dat
     view v;
     int fits;
     clnz_status st = host_view(ctx, in, data, &t, &v, &fits);
-    if (st || fits)
-        return st ? st : count_direct(ctx, &t, data, pred, count);
+    if (st)
+        return st;
+    if (fits) {
+        st = count_direct(ctx, &t, data, pred, count);
+        if (st != CLNZ_ERROR_TOO_LARGE)
+            return st;
+        /* more elements than the span has bytes (a broadcast view): the
+         * counting pass's scratch grows with them, and did not fit */
+        ctx_clear_message(ctx);
+    }
     count_sum c = {pred, 0};
-    slicing s = {&v, 1, ctx->max_alloc, 0, 0};
+    /* a slice's elements are bounded too (1 a byte of budget: no cut a
+     * dense view does not make anyway), for its scratch */
+    slicing s = {&v, 1, ctx->max_alloc, 1, 0};
     st = slices_each(ctx, &s, count_slice, &c);
     if (!st)
         *count = c.total;
