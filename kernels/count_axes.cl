@@ -100,12 +100,21 @@ __kernel void item_block_sums(__global const uint *partial, ulong blocks, ulong 
     counts[counts_off + b] = sum;
 }
 
-/* counts[b] = offsets[b + 1] - offsets[b]: the batched counting pass's
- * CSR offsets as counts, for b < items. */
+/* counts[b] = the sum over k < blocks of offsets[k items + b + 1] -
+ * offsets[k items + b], for b < items: the batched counting pass's CSR
+ * offsets as counts. blocks > 1 when the pass counted (outer block, item)
+ * pairs, counting along inner and outer axes at once (count_batched.c's
+ * split). */
 __kernel void item_counts(__global const long *offsets, ulong offsets_off, ulong items,
-                          __global long *counts, ulong counts_off)
+                          ulong blocks, __global long *counts, ulong counts_off)
 {
     ulong b = get_global_id(0);
-    if (b < items)
-        counts[counts_off + b] = offsets[offsets_off + b + 1] - offsets[offsets_off + b];
+    if (b >= items)
+        return;
+    long sum = 0;
+    for (ulong k = 0; k < blocks; ++k) {
+        __global const long *o = offsets + offsets_off + k * items + b;
+        sum += o[1] - o[0];
+    }
+    counts[counts_off + b] = sum;
 }

@@ -93,6 +93,12 @@ static const layout layouts[] = {
     {2, 1, {1030, 129}, {1, 1030}, 0, 1030 * 129},           /* scalar, last block 1 */
     {3, 1, {1024, 5, 30}, {1, 1024 * 31, 1024}, 0, 1024 * 31 * 5}, /* blocks inside rows */
     {2, 1, {1100, 70}, {-1, -1100}, 1100 * 70 - 1, 1100 * 70}, /* reversed, 2 blocks */
+    /* counting along inner and outer axes at once (count_batched.c's
+     * split): (outer block, item) counts added up by item_counts */
+    {4, 1, {5, 3, 8, 10}, {80, 400, 10, 1}, 0, 3 * 5 * 80},  /* NCHW axis (0,2,3): split */
+    {4, 1, {5, 3, 4, 10}, {40, 200, 10, 1}, 0, 3 * 5 * 40},  /* inner run 40: no split */
+    {3, 1, {6, 4, 100}, {-100, 600, 1}, 500, 4 * 600},       /* reversed kept: split */
+    {4, 2, {3, 2, 4, 70}, {560, 70, 140, 1}, 0, 3 * 560},    /* kept dims that do not merge */
 };
 
 static void test_layouts(void **state)
@@ -129,6 +135,12 @@ static void test_launch_shapes_and_strategies(void **state)
     clnz_tensor t = {CLNZ_F16, 3, shape, NULL}, c = {CLNZ_F16, 2, axis0, axis0_strides};
     int64_t cstrides[3] = {7 * 41, 41, 1};
     t.strides = cstrides;
+    /* axes (0, 2) of (9, 11, 70) with 11 kept: a split's counting pass,
+     * items of 70 in (outer block, item) order */
+    int64_t sshape[3] = {11, 9, 70}, sstrides[3] = {70, 770, 1};
+    uint16_t *sdata = malloc(9 * 11 * 70 * 2);
+    tu_fill(CLNZ_F16, sdata, 9 * 11 * 70, 0.4);
+    clnz_tensor split = {CLNZ_F16, 3, sshape, sstrides};
     clnz_strategy ss[] = {CLNZ_STRATEGY_AUTO, CLNZ_STRATEGY_TWO_PASS, CLNZ_STRATEGY_LOOKBACK,
                           CLNZ_STRATEGY_STREAM};
     for (size_t s = 0; s < sizeof ss / sizeof ss[0]; ++s) {
@@ -138,6 +150,7 @@ static void test_launch_shapes_and_strategies(void **state)
             expect_counts(ctx, &t, data, NULL, 1);
             expect_counts(ctx, &t, data, NULL, 2);
             expect_counts(ctx, &c, cols, NULL, 1); /* per item: no strategy involved */
+            expect_counts(ctx, &split, sdata, NULL, 1);
         }
     }
     /* single-tile writes no batch offsets: forced, the reason comes back */
@@ -149,6 +162,7 @@ static void test_launch_shapes_and_strategies(void **state)
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
     free(data);
     free(cols);
+    free(sdata);
 }
 
 static void test_predicates(void **state)

@@ -290,11 +290,13 @@ def with_pred(a, pred):
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64"])
 def test_count_nonzero_axis_against_numpy(rng, dtype):
     base = sparse(rng, (4, 5, 6, 3), dtype)
-    # (3, 64, 32) and (2, 1030) along axis 0: 1024 items or more, counted one work-item per
-    # item (count_batched.c), with 16-item loads and without
+    # (3, 64, 32) and (2, 1030) along axis 0: counted 16 items a work-item (count_batched.c),
+    # with 16-item loads and without; (3, 5, 8, 9) along (0, 2, 3): inner runs of 72 and an
+    # outer axis at once (a split counting pass)
     arrays = [base, np.asfortranarray(base), base[::-1, 1::2, :, ::-1], base.transpose(2, 0, 3, 1),
               base[:, :0], sparse(rng, (7,), dtype), np.asarray(base.reshape(-1)[5]),
-              sparse(rng, (3, 64, 32), dtype), sparse(rng, (2, 1030), dtype)[:, ::-1]]
+              sparse(rng, (3, 64, 32), dtype), sparse(rng, (2, 1030), dtype)[:, ::-1],
+              sparse(rng, (3, 5, 8, 9), dtype)]
     for a in arrays:
         n = a.ndim
         axes = [None, (), tuple(range(n))] + list(range(-n, n))
@@ -302,6 +304,8 @@ def test_count_nonzero_axis_against_numpy(rng, dtype):
             axes += [(0, n - 1), (n - 1, 0)]
         if n >= 3:
             axes += [(0, 2), (1, 2), (-3, -1)]
+        if n == 4:
+            axes += [(0, 2, 3), (0, 3)]
         for axis in axes:
             for pred in (None, ("gt", 0)):
                 mask = with_pred(a, pred)

@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The shortest run of inner counted elements worth a split (items_plan):
+ * below it the split's (outer block, item) counts cost more than walking
+ * the items. */
+#define SPLIT_MIN_RUN 64
 /* count_items' items per work-item (kernels/count_axes.cl's ITEMS_PER_WI) */
 #define ITEMS_PER_WI 16
 /* Elements of each item a count_items work-item walks (its row block):
@@ -46,6 +50,14 @@ typedef struct {
     uint64_t batches, item_n;
     int per_item;
     cl_uint vec16; /* count_items may load 16 items at once (kernels/count_axes.cl) */
+    /* Counting along inner and outer axes at once (NCHW's per-channel
+     * counts, axis (0, 2, 3)): with outer > 1 the counting pass runs over
+     * `split`, the counted dimensions outer to a kept one first, then the
+     * kept ones, then the inner counted ones (a run of memory per item:
+     * the pass's fast way when it is C order), and item_counts adds the
+     * outer blocks' counts of each item. */
+    tensor_info split;
+    uint64_t outer;
 } items_plan;
 
 /* Merges dims [from, to) of shape/strides into out_shape/out_strides:
@@ -78,6 +90,36 @@ static clnz_status part(clnz_context *ctx, const tensor_info *t, int rank, const
 {
     clnz_tensor ct = {t->dtype, rank, (int64_t *)shape, (int64_t *)strides};
     return tensor_check(ctx, &ct, out);
+}
+
+/* The split of a counting pass (items_plan's outer and split): the merged
+ * counted dimensions [kr, kr + cr) that some kept one lies inside of
+ * (outer), then the kept ones, then the other counted ones (inner), when
+ * both kinds exist, the inner run has SPLIT_MIN_RUN elements or more, and
+ * the (outer block, item) offsets stay a small allocation. */
+static clnz_status plan_split(clnz_context *ctx, const tensor_info *t, items_plan *p, int kr,
+                              int cr, const int64_t *shape, const int64_t *strides)
+{
+    int64_t kmin = INT64_MAX, s_shape[CLNZ_MAX_RANK], s_strides[CLNZ_MAX_RANK];
+    for (int d = 0; d < kr; ++d)
+        kmin = llabs(strides[d]) < kmin ? llabs(strides[d]) : kmin;
+    uint64_t outer = 1, run = 1;
+    int n = 0;
+    for (int pass = 0; pass < 3; ++pass) /* outer counted, kept, inner counted */
+        for (int d = pass == 1 ? 0 : kr; d < (pass == 1 ? kr : kr + cr); ++d) {
+            int is_outer = llabs(strides[d]) >= kmin;
+            if (pass != 1 && is_outer != (pass == 0))
+                continue;
+            s_shape[n] = shape[d];
+            s_strides[n++] = strides[d];
+            outer *= pass == 0 ? (uint64_t)shape[d] : 1;
+            run *= pass == 2 ? (uint64_t)shape[d] : 1;
+        }
+    if (outer == 1 || run < SPLIT_MIN_RUN ||
+        outer > ctx->max_alloc / 4 / sizeof(cl_long) / p->batches)
+        return CLNZ_SUCCESS;
+    p->outer = outer;
+    return part(ctx, t, n, s_shape, s_strides, &p->split);
 }
 
 static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int batch_rank,
@@ -127,6 +169,9 @@ static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int 
      * 4096 f32, 4x for 16 columns of 2^22) */
     p->per_item = p->item_n == 1 || ks < cs;
     p->vec16 = strides[kr - 1] == 1 && shape[kr - 1] % ITEMS_PER_WI == 0;
+    p->outer = 1;
+    if (!st && !p->per_item)
+        st = plan_split(ctx, t, p, kr, cr, shape, strides);
     return st;
 }
 
@@ -216,36 +261,40 @@ static clnz_status run_counting_pass(chain *ch, const items_plan *p, const clnz_
                                      cl_mem counts, uint64_t counts_off)
 {
     clnz_context *ctx = ch->ctx;
-    if (p->batches >= ctx->max_alloc / sizeof(cl_long))
+    /* with a split, the pass's items are (outer block, item) pairs */
+    const tensor_info *pass_view = p->outer > 1 ? &p->split : &p->t;
+    uint64_t pass_items = p->batches * p->outer;
+    if (pass_items >= ctx->max_alloc / sizeof(cl_long))
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
                         "the offsets of %llu items exceed the device's largest allocation (%llu "
                         "bytes)",
-                        (unsigned long long)p->batches, (unsigned long long)ctx->max_alloc);
+                        (unsigned long long)pass_items, (unsigned long long)ctx->max_alloc);
     nz_job job = {0};
     cl_mem offsets = NULL;
     cl_kernel k;
     size_t local;
     program_ref prog;
     count_axes_program(p->t.dtype, keys->nonzero, &prog);
-    clnz_status st = rw_buffer(ctx, (size_t)(p->batches + 1) * sizeof(cl_long), &offsets,
+    clnz_status st = rw_buffer(ctx, (size_t)(pass_items + 1) * sizeof(cl_long), &offsets,
                                "clCreateBuffer(offsets)");
     if (!st)
-        st = job_on_buffer(ctx, &job, &p->t, pred, in, (size_t)base * p->t.elem);
+        st = job_on_buffer(ctx, &job, pass_view, pred, in, (size_t)base * pass_view->elem);
     if (!st) {
         job.emit = ABI_EMIT_COUNT;
-        job.batches = p->batches;
+        job.batches = pass_items;
         job.offsets = job.count = offsets;
-        job.count_off = p->batches;
+        job.count_off = pass_items;
         st = job_run(ch, &job);
     }
     if (!st)
         st = program_kernel(ctx, &prog, "item_counts", &k);
     if (!st)
         st = small_local(ctx, k, &local);
-    cl_ulong zero = 0, items = p->batches, c_off = counts_off;
-    karg args[] = {KARG(offsets), KARG(zero), KARG(items), KARG(counts), KARG(c_off)};
+    cl_ulong zero = 0, items = p->batches, blocks = p->outer, c_off = counts_off;
+    karg args[] = {KARG(offsets), KARG(zero), KARG(items), KARG(blocks), KARG(counts),
+                   KARG(c_off)};
     if (!st)
-        st = set_args(ctx, k, "item_counts", args, 5);
+        st = set_args(ctx, k, "item_counts", args, 6);
     if (!st)
         st = chain_launch(ch, k, "item_counts", (size_t)((items + local - 1) / local * local),
                           local);
