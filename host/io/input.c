@@ -10,8 +10,6 @@
 #define _GNU_SOURCE
 #include "io/io.h"
 
-#include "core/quote.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,14 +22,19 @@
 size_t io_escape(const char *s, size_t n, int escape_high, char *buf, size_t k, size_t size,
                  size_t *used)
 {
+    static const char hex[] = "0123456789abcdef";
     size_t i = 0;
     for (; i < n && k + 8 < size; ++i) { /* room for an escape, "...'" and the NUL */
         unsigned char c = (unsigned char)s[i];
-        if (escape_high && c > 0x7f) { /* \xNN, the escape of the bytes below 0x20 */
-            static const char hex[] = "0123456789abcdef";
+        if (c == '\n' || c == '\t' || c == '\r') {
+            buf[k++] = '\\';
+            buf[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20 || c == 0x7f || (escape_high && c > 0x7f)) {
             buf[k++] = '\\', buf[k++] = 'x', buf[k++] = hex[c >> 4], buf[k++] = hex[c & 15];
-        } else { /* the library's rule (core/quote.h): one source for both */
-            k += quote_byte(c, buf + k);
+        } else {
+            if (c == '\'' || c == '\\')
+                buf[k++] = '\\';
+            buf[k++] = (char)c;
         }
     }
     *used = i;
@@ -40,7 +43,16 @@ size_t io_escape(const char *s, size_t n, int escape_high, char *buf, size_t k, 
 
 const char *io_quote(const char *path, char *buf, size_t n)
 {
-    return quote_name(path, buf, n);
+    size_t len = strlen(path), used;
+    buf[0] = '\'';
+    size_t k = io_escape(path, len, 0, buf, 1, n, &used);
+    if (used < len) {
+        memcpy(buf + k, "...", 3);
+        k += 3;
+    }
+    buf[k++] = '\'';
+    buf[k] = '\0';
+    return buf;
 }
 
 char *io_show(const char *path)

@@ -6,7 +6,6 @@
 #define CLNZ_CLI_NPY_H
 
 #include "clnz.h"
-#include "core/quote.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,17 +63,15 @@ int64_t in_read(in_file *f, void *buf, uint64_t n);
  * the reason in err. */
 unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size);
 /* path as messages show it: in single quotes, with quotes, backslashes and
- * control characters escaped (\n, \x1b), so that an error stays one line;
- * the library's rule (core/quote.h: quote_name), so that the command and
- * the library name a path alike. */
+ * control characters escaped (\n, \x1b), so that an error stays one line. */
 const char *io_quote(const char *path, char *buf, size_t n);
-/* The same escaping (quote_byte), shared: s[0..n) appended to buf from byte k while an
+/* Their escaping, shared: s[0..n) appended to buf from byte k while an
  * escape and "...'" still fit in size; escape_high also writes bytes above
  * 0x7f as \xNN (text in no known encoding). Returns the new end, and in
  * *used how many bytes of s went in. */
 size_t io_escape(const char *s, size_t n, int escape_high, char *buf, size_t k, size_t size,
                  size_t *used);
-#define IO_QUOTE_MAX QUOTE_MAX /* a buffer for io_quote: longer paths are cut with "..." */
+#define IO_QUOTE_MAX 1100 /* a buffer for io_quote: longer paths are cut with "..." */
 /* path as a command prints it for its own sake (clnz cache's folder), by
  * the same rule: as is when it is plain (printable ASCII but for space, '
  * and \), else quoted as io_quote does, however long; malloc'd (NULL: out
