@@ -15,14 +15,14 @@
  * and strides); an item's elements are those of the counted dimensions
  * (crank, cmeta), item_n of them, from there.
  *
- * Row blocks: the global range is `blocks` copies of the items' work-items
- * (wis_pad each, blocks-major), copy k counting elements [k steps,
- * (k + 1) steps) of its items. Short walks keep what a work-group reads
+ * Row blocks: the global range is `blocks` copies of the items' wis
+ * work-items (blocks-major, then padded to whole work-groups), copy k
+ * counting elements [k steps, (k + 1) steps) of its items. Short walks keep what a work-group reads
  * within a few pages of each row (a walk of every row strides through the
  * whole input, one TLB miss per step on a CPU) and give a device
  * blocks-fold more work-items. With one block the counts go straight to
  * counts; with more, block k's go to partial[k items + item] (the host
- * keeps steps below 2^32) and item_block_sums adds them up.
+ * keeps steps at most 2^31) and item_block_sums adds them up.
  *
  * vec16: the host found the kept dimensions' innermost stride 1 and its
  * extent a multiple of 16, so a work-item's items are 16 neighbouring
@@ -31,12 +31,12 @@
 __kernel void count_items(__global const bits_t *in, long in_off, ulong items, int krank,
                           __global const long *kmeta, ulong item_n, int crank,
                           __global const long *cmeta, ekey_t lo, ekey_t hi, uint invert,
-                          uint vec16, ulong wis_pad, ulong steps, ulong blocks,
+                          uint vec16, ulong wis, ulong steps, ulong blocks,
                           __global long *counts, ulong counts_off, __global uint *partial)
 {
-    ulong gid = get_global_id(0), block = gid / wis_pad;
-    ulong first = (gid % wis_pad) * ITEMS_PER_WI, from = block * steps;
-    if (first >= items || block >= blocks)
+    ulong gid = get_global_id(0), block = gid / wis;
+    ulong first = (gid % wis) * ITEMS_PER_WI, from = block * steps;
+    if (block >= blocks) /* the padding to whole work-groups */
         return;
     ulong n = min(steps, item_n - from);
     uint nb = (uint)min((ulong)ITEMS_PER_WI, items - first);

@@ -297,6 +297,10 @@ def test_count_along_axes_errors(tmp_path, rng):
              (["--axis", "1,"], "use integers"),
              (["--axis", ""], "--axis needs a value"),
              (["--axis", "99"], "use integers"),
+             (["--axis", "+1"], "use integers"),
+             (["--axis", "1, 2"], "use integers"),
+             (["--axis", "0", "--axis", "1"], "--axis given twice"),
+             (["--axis", "0", "--format", "csv"], "--format csv writes up to 2 dimensions"),
              (["--axis", "0", "--channels", "any"], "--axis and --channels"),
              (["--keepdims", "--channels", "all"], "--keepdims and --channels")]
     for extra, why in cases:

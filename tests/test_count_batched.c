@@ -99,6 +99,9 @@ static const layout layouts[] = {
     {4, 1, {5, 3, 4, 10}, {40, 200, 10, 1}, 0, 3 * 5 * 40},  /* inner run 40: no split */
     {3, 1, {6, 4, 100}, {-100, 600, 1}, 500, 4 * 600},       /* reversed kept: split */
     {4, 2, {3, 2, 4, 70}, {560, 70, 140, 1}, 0, 3 * 560},    /* kept dims that do not merge */
+    /* one item, or items at one address: the counting pass */
+    {2, 1, {1, 5000}, {5000, 1}, 0, 5000},                   /* a single item */
+    {2, 1, {1030, 70}, {0, 1}, 0, 70},                       /* broadcast items */
 };
 
 static void test_layouts(void **state)

@@ -195,12 +195,11 @@ static clnz_status run_batched(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
-/* count_batched both ways: the rows (the counting pass), and the columns
- * of the same elements (one work-item per item) */
+/* count_batched both ways: the rows (the counting pass), the columns of
+ * the same elements (16 items a work-item), and the same in row blocks
+ * (items of 70 elements: block counts, then their sums) */
 static clnz_status run_count_batched(clnz_context *ctx, uint64_t *sum)
 {
-    /* the counting pass (rows), per item (columns), per item in row blocks
-     * (items of 70 elements: block counts, then their sums) */
     int64_t shape[2] = {7, 10001}, cols[2] = {10001, 7}, col_strides[2] = {1, 10001};
     int64_t long_cols[2] = {1000, 70}, long_strides[2] = {1, 1000};
     clnz_tensor rows = {CLNZ_F32, 2, shape, NULL}, t = {CLNZ_F32, 2, cols, col_strides};

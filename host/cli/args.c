@@ -179,15 +179,19 @@ static const char *const count_options[] = {"--pred", "--device", "--channels", 
                                             "--output", "--format", "--axis"};
 
 /* --axis A[,B...]: integers, negative from the end (checked against the
- * input's rank once it is read: cli_count_axes). */
+ * input's rank once it is read: cmd_count.c's counted_axes), given once. */
 static int parse_axes(const char *v, cli_args *a)
 {
+    if (a->n_axes >= 0)
+        return fail(EXIT_USAGE, "--axis given twice: list every axis in one (--axis 0,2)");
     a->n_axes = 0;
     for (const char *s = v;; ++s) {
         char *end;
         errno = 0;
         long ax = strtol(s, &end, 10);
-        if (end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
+        /* digits and a sign only: strtol would take blanks and a '+' */
+        int plain = (*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9');
+        if (!plain || end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
             ax >= CLNZ_MAX_RANK)
             return fail(EXIT_USAGE,
                         "--axis '%s': use integers in %d..%d joined by ',' (0,2 or -1)", v,

@@ -89,10 +89,15 @@ int cmd_count(int argc, char **argv)
     if (!rc && out < 0)
         rc = EXIT_FAIL;
     out_format format = a.format_given || a.output ? a.format : OUT_TXT;
-    if (!rc && !a.output && !a.format_given && ndim > 2)
-        rc = fail(EXIT_USAGE, "the counts have %d dimensions, more than text holds: write them "
-                              "with -o COUNTS.npy",
-                  ndim);
+    if (!rc && format != OUT_NPY && ndim > 2) /* before any counting */
+        rc = a.format_given ? fail(EXIT_USAGE,
+                                   "--format %s writes up to 2 dimensions, as np.savetxt (the "
+                                   "counts have %d): use --format npy",
+                                   format == OUT_CSV ? "csv" : "txt", ndim)
+                            : fail(EXIT_USAGE,
+                                   "the counts have %d dimensions, more than text holds: write "
+                                   "them with -o COUNTS.npy",
+                                   ndim);
     clnz_tensor t = npy_tensor(&arr);
     int64_t count = 0;
     clnz_array counts = {0};

@@ -93,8 +93,9 @@ clnz_status clnz_count(clnz_context *ctx, const clnz_tensor *in, const void *dat
     }
     count_sum c = {pred, 0};
     /* a slice's elements are bounded too (1 a byte of budget: no cut a
-     * dense view does not make anyway), for its scratch */
-    slicing s = {&v, 1, ctx->max_alloc, 1, 0};
+     * dense view does not make anyway), for its scratch; after a view that
+     * fitted whole, half of it at once */
+    slicing s = {&v, 1, fits ? ctx->max_alloc / 2 : ctx->max_alloc, 1, 0};
     st = slices_each(ctx, &s, count_slice, &c);
     if (!st)
         *count = c.total;

@@ -49,6 +49,7 @@ typedef struct {
     tensor_info items; /* the counted ones alone (its cmeta) */
     uint64_t batches, item_n;
     int per_item;
+    uint64_t steps, blocks; /* per item: count_items' row blocks (item_blocks) */
     cl_uint vec16; /* count_items may load 16 items at once (kernels/count_axes.cl) */
     /* Counting along inner and outer axes at once (NCHW's per-channel
      * counts, axis (0, 2, 3)): with outer > 1 the counting pass runs over
@@ -90,6 +91,29 @@ static clnz_status part(clnz_context *ctx, const tensor_info *t, int rank, const
 {
     clnz_tensor ct = {t->dtype, rank, (int64_t *)shape, (int64_t *)strides};
     return tensor_check(ctx, &ct, out);
+}
+
+/* count_items' row blocks: p->steps elements of each item per work-item,
+ * p->blocks of them. A dense input's block counts take n / 16 bytes, which
+ * its allocation bounds; a broadcast view (zero strides) may have many
+ * more elements than bytes: longer blocks then (at most 2^31 steps, as
+ * the block counts are uint). 0 when even those do not fit: the counting
+ * pass then, which slices by elements. */
+static int item_blocks(const clnz_context *ctx, items_plan *p)
+{
+    const uint64_t limit = ctx->max_alloc / 8 / sizeof(cl_uint); /* block counts */
+    uint64_t s = ITEM_BLOCK_STEPS, b = (p->item_n + s - 1) / s;
+    while (b > 1 && b > limit / p->batches && s < ((uint64_t)1 << 31)) {
+        s *= 2;
+        b = (p->item_n + s - 1) / s;
+    }
+    if (b <= 1) { /* one block: counted straight into counts */
+        s = p->item_n;
+        b = 1;
+    }
+    p->steps = s;
+    p->blocks = b;
+    return b == 1 || b <= limit / p->batches;
 }
 
 /* The split of a counting pass (items_plan's outer and split): the merged
@@ -154,8 +178,8 @@ static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int 
     int64_t shape[2 * CLNZ_MAX_RANK], strides[2 * CLNZ_MAX_RANK];
     int kr = merge_dims(t, 0, batch_rank, shape, strides);
     int cr = merge_dims(t, batch_rank, t->rank, shape + kr, strides + kr);
-    if (kr + cr > CLNZ_MAX_RANK) /* both parts were empty of extents > 1: drop one */
-        cr = 0;
+    if (kr + cr > CLNZ_MAX_RANK) /* batch_rank == rank == 32: merge_dims gave the empty */
+        cr = 0;                  /* counted part a (1, 0) of its own; it counts nothing */
     clnz_status st = part(ctx, t, kr + cr, shape, strides, &p->t);
     if (!st)
         st = part(ctx, t, kr, shape, strides, &p->kept);
@@ -167,34 +191,15 @@ static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int 
     /* (whatever the number of items: the counting pass would walk each
      * item's elements a stride apart, 6x numpy's time for 1000 columns of
      * 4096 f32, 4x for 16 columns of 2^22) */
-    p->per_item = p->item_n == 1 || ks < cs;
+    /* (not for a single item, or kept items at one address: stride 0) */
+    p->per_item = p->item_n == 1 || (p->batches > 1 && ks > 0 && ks < cs);
+    if (p->per_item && !item_blocks(ctx, p))
+        p->per_item = 0;
     p->vec16 = strides[kr - 1] == 1 && shape[kr - 1] % ITEMS_PER_WI == 0;
     p->outer = 1;
     if (!st && !p->per_item)
         st = plan_split(ctx, t, p, kr, cr, shape, strides);
     return st;
-}
-
-/* count_items' row blocks: *steps elements of each item per work-item,
- * *blocks of them. A dense input's block counts take n / 16 bytes, which
- * its allocation bounds; a broadcast view (zero strides) may have many
- * more elements than bytes: longer blocks then (below 2^32 steps, as the
- * block counts are uint), or one block, counted straight into counts. */
-static void item_blocks(const clnz_context *ctx, const items_plan *p, uint64_t *steps,
-                        uint64_t *blocks)
-{
-    const uint64_t limit = ctx->max_alloc / 8 / sizeof(cl_uint); /* block counts */
-    uint64_t s = ITEM_BLOCK_STEPS, b = (p->item_n + s - 1) / s;
-    while (b > 1 && b > limit / p->batches && s < ((uint64_t)1 << 31)) {
-        s *= 2;
-        b = (p->item_n + s - 1) / s;
-    }
-    if (b <= 1 || b > limit / p->batches) { /* one block: no block counts */
-        s = p->item_n;
-        b = 1;
-    }
-    *steps = s;
-    *blocks = b;
 }
 
 /* One work-item per 16 items and row block: count_items writes the counts,
@@ -207,14 +212,15 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
     count_axes_program(p->t.dtype, keys->nonzero, &prog);
     cl_kernel k, sums = NULL;
     cl_mem kmeta = NULL, cmeta = NULL, partial = NULL;
-    size_t local;
-    uint64_t steps, blocks;
-    item_blocks(ctx, p, &steps, &blocks);
+    size_t local, sums_local = 1;
+    uint64_t blocks = p->blocks;
     clnz_status st = program_kernel(ctx, &prog, "count_items", &k);
     if (!st && blocks > 1)
         st = program_kernel(ctx, &prog, "item_block_sums", &sums);
     if (!st)
         st = small_local(ctx, k, &local);
+    if (!st && sums)
+        st = small_local(ctx, sums, &sums_local);
     if (!st)
         st = tensor_meta_buffer(ctx, &p->kept, &kmeta);
     if (!st)
@@ -225,25 +231,27 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
     uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI;
     cl_long a_base = base;
     cl_ulong items = p->batches, item_n = p->item_n, c_off = counts_off;
-    cl_ulong wis_pad = (wis + local - 1) / local * local, a_steps = steps, a_blocks = blocks;
+    cl_ulong a_wis = wis, a_steps = p->steps, a_blocks = blocks;
     cl_int krank = p->kept.krank, crank = p->items.krank;
     cl_mem to_partial = partial ? partial : counts; /* unused with one block */
     karg args[] = {KARG(in),       KARG(a_base),      KARG(items),        KARG(krank),
                    KARG(kmeta),    KARG(item_n),      KARG(crank),        KARG(cmeta),
                    KARG(keys->lo), KARG(keys->hi),    KARG(keys->invert), KARG(p->vec16),
-                   KARG(wis_pad),  KARG(a_steps),     KARG(a_blocks),     KARG(counts),
+                   KARG(a_wis),    KARG(a_steps),     KARG(a_blocks),     KARG(counts),
                    KARG(c_off),    KARG(to_partial)};
     if (!st)
         st = set_args(ctx, k, "count_items", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
-        st = chain_launch(ch, k, "count_items", (size_t)(wis_pad * blocks), local);
+        st = chain_launch(ch, k, "count_items",
+                          (size_t)((wis * blocks + local - 1) / local * local), local);
     if (!st && blocks > 1) {
         karg sum_args[] = {KARG(partial), KARG(a_blocks), KARG(items), KARG(counts),
                            KARG(c_off)};
         st = set_args(ctx, sums, "item_block_sums", sum_args, 5);
         if (!st)
             st = chain_launch(ch, sums, "item_block_sums",
-                              (size_t)((items + local - 1) / local * local), local);
+                              (size_t)((items + sums_local - 1) / sums_local * sums_local),
+                              sums_local);
     }
     if (kmeta)
         clReleaseMemObject(kmeta);
