@@ -291,10 +291,12 @@ static void test_sliced_many_items(void **state)
     expect_counts(ctx, &b, data, NULL, 2);
     expect_counts(ctx, &w, data, NULL, 1); /* 1040 bytes, 1040 items: per item */
     expect_counts(ctx, &b3, data, NULL, 2); /* 10000 items, 7 bytes */
-    /* few items (their counts fit), 1.2e7 elements in 500 bytes: the
-     * counting pass's tile scratch (17 600 bytes) did not fit, at any span */
-    int64_t bshape[2] = {24000, 500}, bstr[2] = {0, 1};
-    int64_t tshape[2] = {500, 24000}, tstr[2] = {1, 0};
+    /* few items (their counts fit), 30 000 elements in 50 bytes, tiles of
+     * 16 elements: the counting pass's tile scratch did not fit, at any
+     * span (small enough for Oclgrind's tier) */
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 4, 4));
+    int64_t bshape[2] = {600, 50}, bstr[2] = {0, 1};
+    int64_t tshape[2] = {50, 600}, tstr[2] = {1, 0};
     clnz_tensor rows_b = {CLNZ_U8, 2, bshape, bstr}, cols_b = {CLNZ_U8, 2, tshape, tstr};
     expect_counts(ctx, &rows_b, data, NULL, 1);
     expect_counts(ctx, &cols_b, data, NULL, 1);
