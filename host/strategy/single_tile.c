@@ -10,8 +10,8 @@ static int single_serves(clnz_context *ctx, const nz_job *job, char *why, size_t
 {
     tile_kit kit;
     if (job->batches) {
-        snprintf(why, n, "single-tile does not write batch offsets (two-pass, lookback and "
-                         "stream do)");
+        snprintf(why, n, "single-tile serves no batch: batched nonzero and counts along inner "
+                         "axes need the batch offsets that two-pass, lookback and stream write");
         return 0;
     }
     if (tile_kit_make(ctx, job, &kit) != CLNZ_SUCCESS) {
