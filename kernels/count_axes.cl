@@ -17,10 +17,10 @@
  *
  * Row blocks: the global range is `blocks` copies of the items' wis
  * work-items (blocks-major, then padded to whole work-groups), copy k
- * counting elements [k steps, (k + 1) steps) of its items. Short walks keep what a work-group reads
- * within a few pages of each row (a walk of every row strides through the
- * whole input, one TLB miss per step on a CPU) and give a device
- * blocks-fold more work-items. With one block the counts go straight to
+ * counting elements [k steps, (k + 1) steps) of its items. Short walks
+ * keep what a work-group reads within a few pages of each row (a walk of
+ * every row strides through the whole input, one TLB miss per step on a
+ * CPU) and give a device blocks-fold more work-items. With one block the counts go straight to
  * counts; with more, block k's go to partial[k items + item] (the host
  * keeps steps at most 2^31) and item_block_sums adds them up.
  *

@@ -188,10 +188,10 @@ static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int 
     /* neighbouring items nearer than an item's neighbouring elements: the
      * innermost kept stride against the innermost counted one */
     int64_t ks = llabs(strides[kr - 1]), cs = cr ? llabs(strides[kr + cr - 1]) : INT64_MAX;
-    /* (whatever the number of items: the counting pass would walk each
-     * item's elements a stride apart, 6x numpy's time for 1000 columns of
-     * 4096 f32, 4x for 16 columns of 2^22) */
-    /* (not for a single item, or kept items at one address: stride 0) */
+    /* whatever the number of items (the counting pass would walk each
+     * item's elements a stride apart: 6x numpy's time for 1000 columns of
+     * 4096 f32, 4x for 16 columns of 2^22), but not for a single item or
+     * for kept items at one address (stride 0) */
     p->per_item = p->item_n == 1 || (p->batches > 1 && ks > 0 && ks < cs);
     if (p->per_item && !item_blocks(ctx, p))
         p->per_item = 0;
