@@ -328,6 +328,24 @@ def test_help_and_version():
     assert run("--version").stdout.startswith("clnz ")
 
 
+def test_bench_refuses_what_it_does_not_take():
+    """scripts/bench runs for minutes (a lent GPU's time is short): a typo or
+    a mode's option given to another mode stops it at once, before any
+    build or measurement, and --help prints the usage (all three ran the
+    whole benchmark before)."""
+    import sys
+    bench = [sys.executable, os.path.join(ROOT, "scripts", "bench")]
+    for args, why in ((["--quik"], "unrecognized arguments: --quik"),
+                      (["--gpu", "--axes"], "not allowed with"),
+                      (["--axes", "--no-tune"], "--no-tune belongs to the full run"),
+                      (["--overhead", "--out", "x"], "--out belongs to"),
+                      (["--out"], "expected one argument")):
+        p = subprocess.run(bench + args, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and why in p.stderr and p.stdout == "", (args, p.stderr)
+    p = subprocess.run(bench + ["--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "scripts/bench --gpu [--quick] [--out DIR]" in p.stdout
+
+
 def test_devices_marks_the_default():
     lines = run("devices").stdout.splitlines()
     assert lines and sum(line.startswith("*") for line in lines) == 1
