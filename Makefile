@@ -259,11 +259,13 @@ suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 	  CLNZ_LIBRARY=$(CURDIR)/$(B)/libclnz.so PYTHONPATH=$(CURDIR)/host/python \
 	  $(PYTHON) -m pytest -q tests/test_python.py; fi
 
-test:
+# Both tiers install what is missing first, as make run does (a fresh Debian
+# machine has no PoCL, cmocka or numpy; scripts/deps is quiet when all is there).
+test: deps
 	@$(MAKE) --no-print-directory suites
 
 test-full: export CLNZ_TEST_FULL = 1
-test-full:
+test-full: deps
 	@$(MAKE) --no-print-directory suites SUITES="$(TEST_BIN)" INSTALL_TEST=1 PYMOD_TEST=1
 	@$(MAKE) --no-print-directory test-asan PYTESTS="tests/test_cli_image.py tests/test_cli_chunks.py"
 	@$(MAKE) --no-print-directory test-tsan

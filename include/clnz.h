@@ -63,7 +63,7 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
 #define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
 #define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
-/* A predicate, fill or scalar value out of range, or a CLNZ_* environment
+/* A fill or scalar value its type cannot hold, or a CLNZ_* environment
  * variable's value that clnz does not take (the message names it). */
 #define CLNZ_ERROR_INVALID_VALUE (-2009)
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */

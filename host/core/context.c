@@ -64,14 +64,13 @@ void ctx_hold_end(clnz_context **held)
         pthread_mutex_unlock(&(*held)->lock);
 }
 
-/* Tuned launches if the cache has them; with CLNZ_AUTOTUNE=1, a device
- * that has none is tuned (quickly) on first use. */
-static void launch_from_store(clnz_context *c)
+/* Tuned launches if the cache has them; with CLNZ_AUTOTUNE=1 (autotune), a
+ * device that has none is tuned (quickly) on first use. */
+static void launch_from_store(clnz_context *c, int autotune)
 {
     tune_result r;
     clnz_launch_source src = tune_store_load(c, &c->id, &r);
-    const char *autotune = getenv("CLNZ_AUTOTUNE");
-    if (src != CLNZ_LAUNCH_TUNED && autotune && strcmp(autotune, "1") == 0) {
+    if (src != CLNZ_LAUNCH_TUNED && autotune) {
         if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS)
             return;
         ctx_warn(c, "warning: autotuning failed: %s", clnz_context_message(c));
@@ -95,6 +94,19 @@ static clnz_status bad_env(char *msg, size_t msg_size, const char *name, const c
     if (msg && msg_size)
         snprintf(msg, msg_size, "%s=%s: %s", name, quote_name(value, q, sizeof q), takes);
     return CLNZ_ERROR_INVALID_VALUE;
+}
+
+/* A yes/no CLNZ_* variable: unset, empty or 0 is no, 1 is yes, anything
+ * else ("yes", "true", "2") fails the creation rather than being read as
+ * either. */
+static clnz_status env_flag(const char *name, const char *takes, int *on, char *msg,
+                            size_t msg_size)
+{
+    const char *env = getenv(name);
+    *on = env && strcmp(env, "1") == 0;
+    if (env && *env && !*on && strcmp(env, "0") != 0)
+        return bad_env(msg, msg_size, name, env, takes);
+    return CLNZ_SUCCESS;
 }
 
 /* CLNZ_STRATEGY forces a strategy on every context; a name clnz does not
@@ -121,17 +133,17 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
     if (clGetDeviceInfo(c->device, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler,
                         NULL) != CL_SUCCESS)
         compiler = CL_TRUE; /* unknown: try, and let the build say */
-    const char *env = getenv("CLNZ_NO_COMPILE");
-    int no_compile = env && strcmp(env, "1") == 0;
-    if (env && *env && !no_compile && strcmp(env, "0") != 0) {
-        return bad_env(msg, msg_size, "CLNZ_NO_COMPILE", env, "1 (never compile) or 0");
-    }
+    int no_compile;
+    clnz_status st = env_flag("CLNZ_NO_COMPILE", "1 (never compile) or 0", &no_compile, msg,
+                              msg_size);
+    if (st)
+        return st;
     c->can_compile = compiler && !no_compile;
     c->no_compile_reason = !compiler ? "the device has no compiler" : "CLNZ_NO_COMPILE=1";
     const char *bundle = getenv("CLNZ_BUNDLE");
     if (!bundle || !*bundle)
         return CLNZ_SUCCESS;
-    clnz_status st = clnz_context_use_bundle(c, bundle);
+    st = clnz_context_use_bundle(c, bundle);
     if (st && msg && msg_size)
         snprintf(msg, msg_size, "CLNZ_BUNDLE: %s", clnz_context_message(c));
     return st;
@@ -208,7 +220,11 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     if (max_alloc_from_env(&max_alloc, msg, msg_size))
         return CLNZ_ERROR_INVALID_VALUE;
     cl_device_type type = 0;
-    clnz_status st = strategy_from_env(c, msg, msg_size);
+    int autotune;
+    clnz_status st = env_flag("CLNZ_AUTOTUNE", "1 (tune a device on first use) or 0", &autotune,
+                              msg, msg_size);
+    if (!st)
+        st = strategy_from_env(c, msg, msg_size);
     if (!st)
         st = lookback_setup(c, msg, msg_size);
     if (st)
@@ -239,7 +255,7 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     st = programs_setup(c, msg, msg_size);
     if (st)
         return st;
-    launch_from_store(c);
+    launch_from_store(c, autotune);
     const char *dbg = getenv("CLNZ_DEBUG");
     c->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     limit_max_alloc(c, max_alloc);
