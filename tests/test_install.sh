@@ -3,7 +3,8 @@
 # tree, build tests/install_check.c with nothing but pkg-config (shared and
 # static) and run it, and tests/install_opencl_check.c (a program that calls
 # OpenCL itself, with its own CL_TARGET_OPENCL_VERSION) with pkg-config alone
-# and with CMake's find_package(clnz); check the SONAME and its links, that
+# and with CMake's find_package(clnz), and the README's C example (its
+# stated result checked: tests/readme_example.py); check the SONAME and its links, that
 # the shared library exports clnz_* only, that the man pages (clnz(1), a
 # section 3 page for every function of clnz.h) render cleanly, and that
 # make uninstall (with DESTDIR) leaves no file behind; pip installs the
@@ -51,6 +52,7 @@ done
 # out of the tree, pkg-config only (-Werror: clnz.h's CL_TARGET_OPENCL_VERSION
 # keeps the CL headers quiet, and a program's own is kept without a warning)
 cp tests/install_check.c tests/install_opencl_check.c "$root/"
+src=$PWD
 cd "$root"
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 [ "$(pkg-config --modversion clnz)" = "$version" ] || fail "pkg-config --modversion"
@@ -64,6 +66,14 @@ cc -o static install_check.c $(pkg-config --cflags clnz) \
    "$lib/libclnz.a" $(pkg-config --static --libs clnz | sed 's/-L[^ ]*//; s/-lclnz//')
 out=$(./static) || fail "the static build: $out"
 [ "$out" = "ok $version" ] || fail "the static build printed '$out'"
+
+# the README's C example, its stated result turned into checks
+${PYTHON:-/usr/bin/python3} "$src/tests/readme_example.py" "$src/README.md" readme_example.c
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o readme_example readme_example.c $(pkg-config --cflags --libs clnz) \
+    2>"$root/cc.log" || fail "the README's C example does not build: $(cat "$root/cc.log")"
+out=$(LD_LIBRARY_PATH="$lib" ./readme_example) || fail "the README's C example: $out"
+[ "$out" = "ok" ] || fail "the README's C example printed '$out'"
 
 # a program that calls OpenCL itself links with pkg-config's flags alone
 # shellcheck disable=SC2046
