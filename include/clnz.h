@@ -3,7 +3,12 @@
  * Two ways in:
  *   - device-resident calls (clnz_*_enqueue): input and output are cl_mem
  *     buffers, the count goes to a device buffer, nothing is read back and the
- *     host never blocks; the OpenCL event triple chains them into a pipeline;
+ *     host does not wait for the device (it does compile a program at its
+ *     first use: clnz_warmup does that up front; and a call that fails after
+ *     enqueueing waits for what it enqueued); the OpenCL event triple
+ *     (num_events, wait_list, out_event) chains them into a pipeline.
+ *     *out_event, when asked for, is a new reference the caller releases
+ *     (clReleaseEvent); a call that fails leaves it unwritten;
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
  *     run, read back and return a malloc'd result.
  * Between the two, the *_alloc calls take device buffers and return a
@@ -54,10 +59,14 @@ int clnz_version_number(void);
 /* ---- status codes ---------------------------------------------------- */
 typedef int clnz_status;
 #define CLNZ_SUCCESS 0
-#define CLNZ_ERROR_INVALID_ARGUMENT (-2000) /* a NULL, a bad enum, a bad shape */
+#define CLNZ_ERROR_INVALID_ARGUMENT (-2000) /* a NULL, a bad enum (dtype 99), a bad shape */
+/* A real dtype the call does not take (a mask of f32, a scan of i8, an image
+ * channel type outside the list) */
 #define CLNZ_ERROR_UNSUPPORTED_DTYPE (-2001)
 #define CLNZ_ERROR_INDEX_OVERFLOW (-2002) /* an index would not fit the index type */
-#define CLNZ_ERROR_INVALID_WIDTH (-2003)  /* width not 0..32, below the effective rank */
+/* width not 0..32 or below the effective rank; any width but 0 with the
+ * flat layout; a batched width other than 0 or rank - 1 */
+#define CLNZ_ERROR_INVALID_WIDTH (-2003)
 #define CLNZ_ERROR_OUT_OF_HOST_MEMORY (-2004)
 #define CLNZ_ERROR_NO_DEVICE (-2005)      /* no OpenCL platform or device found */
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
@@ -154,10 +163,12 @@ typedef enum {
     CLNZ_OP_GE
 } clnz_op;
 
-/* x OP value, compared the way numpy compares an array with a Python scalar:
- * integers against an int exactly; integers against a float as float64;
- * floats against a float rounded to the array's own precision when it is in
- * that type's range; floats against an int as float64. Every operation
+/* x OP value, compared the way numpy 1.24 compares an array with a Python
+ * scalar: integers against an int exactly (int64 against an int above
+ * 2^63 as float64); integers against a float as float64; floats against a
+ * float rounded to the wider of the array's type and the smallest float
+ * type numpy deems to hold the value (np.min_scalar_type: f16 below 65000,
+ * f32 below 3.4e38, else f64); floats against an int as float64. Every operation
  * takes one as `const clnz_predicate *pred`, right after its input; NULL
  * means nonzero. */
 typedef struct {
@@ -190,12 +201,17 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
 /* Wraps a caller's context and in-order or out-of-order queue. clnz retains
  * both and releases only its own references.
  *
- * The queue stays the caller's: no clnz call ever calls clFinish on it (nor
- * on a queue clnz made). A call that blocks (the blocking calls on host
- * arrays, the *_alloc calls) waits only on the events of the commands it
- * enqueued itself, with clWaitForEvents or a blocking read that waits on
- * them. On an out-of-order queue, a command of the caller's that waits on a
- * user event the caller has not completed yet therefore never holds a
+ * The queue stays the caller's: no clnz call ever calls clFinish on it (the
+ * tuner finishes only a profiling queue of its own). A call that blocks (the
+ * blocking calls on host arrays, the *_alloc calls) waits only on the events
+ * of the commands it enqueued itself, with clWaitForEvents or a blocking
+ * read that waits on them. Those commands wait for the previous clnz call
+ * on the same context (its scratch buffers are reused), and that call's
+ * for its wait_list: so once a call was given an event that is not
+ * complete yet (a user event), every later call on that context waits for
+ * it too, and a blocking call blocks until it completes. Keep work that
+ * must not wait on such an event on another context. On an out-of-order
+ * queue, a command of the caller's own (not given to clnz) never holds a
  * clnz call up. On an in-order queue OpenCL's ordering applies as to any
  * command: clnz's commands start after every command enqueued before them,
  * so a blocking call waits for those too (there, enqueue the blocked work
@@ -206,9 +222,11 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
 void clnz_context_release(clnz_context *ctx); /* NULL is fine */
 
 /* The last detailed message of the calling thread's calls on this context.
- * After a success it is empty, or a warning that did not fail the call (a
- * cache folder that cannot be written). Valid until this thread's next call
- * on this context. */
+ * After a success it is empty, or this thread's last warning on this
+ * context, which did not fail its call (a cache folder that cannot be
+ * written): a warning stays until the thread's next warning or error, so it
+ * may come from an earlier call. Valid until this thread's next call on
+ * this context. */
 const char *clnz_context_message(const clnz_context *ctx);
 
 cl_context clnz_context_cl_context(const clnz_context *ctx);
@@ -246,16 +264,19 @@ clnz_status clnz_strategy_parse(const char *name, clnz_strategy *strategy);
 clnz_status clnz_context_set_strategy(clnz_context *ctx, clnz_strategy strategy);
 /* The forced strategy, or CLNZ_STRATEGY_AUTO. */
 clnz_strategy clnz_context_strategy(const clnz_context *ctx);
-/* What auto runs on this context for an input of many tiles: the strategy
- * the tuning data found fastest on this device, else the device type's
- * (lookback on GPUs, stream on accelerators, two-pass elsewhere). Inputs of
- * one tile take single-tile. */
+/* What auto runs on this context for an input of many tiles: stream on an
+ * accelerator (an FPGA, whatever the size), else the strategy the tuning
+ * data found fastest on this device, else the device type's (lookback on
+ * GPUs, two-pass elsewhere). Inputs of one tile take single-tile, except on
+ * an accelerator. */
 clnz_strategy clnz_context_auto_strategy(const clnz_context *ctx);
 
 /* ---- launch parameters and tuning ------------------------------------ */
 /* Forces the launch parameters of every kernel: work-items per work-group
- * and elements per work-item. 0, 0 goes back to the tuned or default ones.
- * A size above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE is refused; a
+ * and elements per work-item, each on its own: 0 for either keeps the tuned
+ * or default one (0, 0 forces nothing; clnz_context_launch says FORCED when
+ * either is). A size above the device's CL_DEVICE_MAX_WORK_GROUP_SIZE, or
+ * more than 65536 elements per work-item, is CLNZ_ERROR_INVALID_ARGUMENT; a
  * kernel that takes less (its CL_KERNEL_WORK_GROUP_SIZE or local memory: on
  * NVIDIA's driver most take 256 of the device's 1024) runs with its own
  * limit instead. Any work-group size gives the same results; tests use this
@@ -284,7 +305,8 @@ clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel,
 
 /* The candidates the tuner tries for a kernel (named as above) on this
  * device, from its work-group, local-memory and preferred-multiple limits.
- * Returns how many there are (0 for an unknown name); fills up to max.
+ * Returns how many there are (0 for an unknown name, and in a child forked
+ * after OpenCL use, as CLNZ_ERROR_FORKED says); fills up to max.
  * quick: the shorter list. */
 int clnz_tune_candidates(clnz_context *ctx, const char *kernel, int quick, clnz_launch *out,
                          int max);
@@ -391,7 +413,8 @@ typedef struct {
      * `size` entries, the first min(z, size) real and the rest `fill`. */
     int has_size;
     int64_t size;
-    int64_t fill; /* default -1 (4294967295 as uint32) */
+    int64_t fill; /* -1 after clnz_nonzero_options_init (4294967295 as uint32); a
+                   * zeroed struct pads with 0, a real coordinate: always init */
 } clnz_nonzero_options;
 
 void clnz_nonzero_options_init(clnz_nonzero_options *opts);
@@ -524,8 +547,9 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
                                   const clnz_predicate *pred, clnz_channel_rule rule,
                                   const clnz_nonzero_options *opts, clnz_result *res);
 
-/* nonzero over a region of an OpenCL image (image2d_t; the device must
- * support images): origin and region in pixels (NULL: the whole image),
+/* nonzero over a region of an OpenCL image (image2d_t; a device without
+ * image support gives OpenCL's CL_INVALID_OPERATION): origin and region in
+ * pixels (origin NULL: the corner; region NULL: from origin to the edge),
  * coordinates (row, column) from the region's corner, or (x, y) with
  * CLNZ_ORDER_XY. Channel orders R, RG, RGBA, BGRA, ARGB, INTENSITY and
  * LUMINANCE; channel types (UN)SIGNED_INT8/16/32, UNORM_INT8/16 (compared
@@ -562,8 +586,9 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
 
 /* Exclusive prefix sum of n elements (dtype CLNZ_U32 or CLNZ_U64) from in to
  * out (they may be the same buffer at the same offset). u32 wraps modulo
- * 2^32. If total_buf is not NULL, the sum of all n goes there. Offsets in
- * bytes. */
+ * 2^32. If total_buf is not NULL, the sum of all n goes there, as one
+ * element of dtype (4 bytes for u32, wrapped too). Offsets in bytes; in_buf
+ * and out_buf are needed even for n == 0. */
 clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf,
                               size_t in_offset, cl_mem out_buf, size_t out_offset, uint64_t n,
                               cl_mem total_buf, size_t total_offset, cl_uint num_events,
@@ -781,11 +806,13 @@ typedef struct clnz_bundle clnz_bundle;
 clnz_status clnz_bundle_build(clnz_context *ctx, const clnz_uses *uses, unsigned flags,
                               clnz_bundle **out);
 /* Reads a bundle folder: the manifest parsed strictly, every file checked
- * against its size and checksum. Any fault is CLNZ_ERROR_BUNDLE_REFUSED with
- * the reason in msg. The device it names is not checked here. */
+ * against its size and checksum. Any fault of the folder is
+ * CLNZ_ERROR_BUNDLE_REFUSED with the reason in msg (a NULL dir or out:
+ * CLNZ_ERROR_INVALID_ARGUMENT). The device it names is not checked here. */
 clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size);
 /* Its files: 0 is the manifest ("manifest.txt"), then one per program.
- * name, data and size stay valid until the bundle changes or is released. */
+ * name, data and size stay valid until the bundle changes
+ * (clnz_bundle_add_binary) or is released; threads may read one at once. */
 int clnz_bundle_file_count(const clnz_bundle *bundle);
 clnz_status clnz_bundle_file(const clnz_bundle *bundle, int index, const char **name,
                              const void **data, size_t *size);

@@ -28,6 +28,14 @@ static void test_status_strings(void **state)
     assert_non_null(strstr(clnz_status_string(CLNZ_ERROR_INDEX_OVERFLOW), "INDEX_OVERFLOW"));
     assert_non_null(strstr(clnz_status_string(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES"));
     assert_string_equal(clnz_status_string(-1999), "unknown status");
+    /* every OpenCL code up to 2.2's, as a caller's status passes through:
+     * -9, -10, -15..-19, -37, -39..-41 and others were "unknown status" */
+    for (int code = -1; code >= -72; --code) {
+        if (code <= -20 && code >= -29) /* unassigned */
+            continue;
+        const char *name = clnz_status_string(code);
+        assert_true(strncmp(name, "CL_", 3) == 0);
+    }
 }
 
 /* A small pipeline through the blocking call, to run against kernels/ too. */
@@ -264,6 +272,9 @@ static void test_context_device_info(void **state)
     assert_int_equal(clnz_context_device_info(NULL, &got), CLNZ_ERROR_INVALID_ARGUMENT);
     clnz_context *base = tu_context();
     assert_int_equal(clnz_context_device_info(base, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(base), "info is NULL"); /* there was none */
+    assert_int_equal(clnz_context_stats(base, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(base), "stats is NULL");
     /* a wrapped context: its queue's device */
     clnz_device_info own;
     assert_int_equal(clnz_context_device_info(base, &own), CLNZ_SUCCESS);

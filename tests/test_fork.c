@@ -100,6 +100,10 @@ static int child_after_use(void)
         return 5;
     if (strncmp(clnz_status_string(CLNZ_ERROR_FORKED), "CLNZ_ERROR_FORKED", 17))
         return 6;
+    /* the tuner's candidates come from a built kernel: none here (it built one) */
+    clnz_launch cands[4];
+    if (clnz_tune_candidates(parent_ctx, "nonzero", 1, cands, 4) != 0)
+        return 7;
     /* results of the parent's still free, and the release returns */
     clnz_context_release(parent_ctx);
     return 0;

@@ -576,6 +576,21 @@ static void test_source_bundle_takes_binaries(void **state)
     assert_int_equal(clnz_bundle_file_count(src), clnz_bundle_file_count(bin));
     char *dir = fresh_dir("sources"), *cache;
     write_bundle(src, dir);
+    /* every name stays valid while the bundle is unchanged (one buffer was
+     * rewritten by each call: every saved name read as the last file's) */
+    const char *names[64];
+    const void *fdata;
+    size_t fsize;
+    int files = clnz_bundle_file_count(src);
+    assert_true(files > 2 && files <= 64);
+    for (int i = 0; i < files; ++i)
+        assert_int_equal(clnz_bundle_file(src, i, &names[i], &fdata, &fsize), CLNZ_SUCCESS);
+    assert_string_equal(names[0], "manifest.txt");
+    for (int i = 1; i < files; ++i) {
+        char want[16];
+        snprintf(want, sizeof want, "%d-", i - 1);
+        assert_int_equal(strncmp(names[i], want, strlen(want)), 0);
+    }
     clnz_context *loading = loading_context(dir, CLNZ_STRATEGY_AUTO, &cache);
     expect_unavailable(loading, CLNZ_U8, "it holds only its source");
     clnz_context_release(loading);
@@ -592,7 +607,12 @@ static void test_source_bundle_takes_binaries(void **state)
         assert_int_equal(clnz_bundle_add_binary(src, i - 1, data, size, msg, sizeof msg),
                          CLNZ_SUCCESS);
     }
+    assert_non_null(strstr(names[1], ".bin")); /* the same name, for the binary now */
     /* the caller's mistakes, not the bundle's: INVALID_ARGUMENT, saying which */
+    clnz_bundle *none = NULL;
+    msg[0] = '\0';
+    assert_int_equal(clnz_bundle_open(NULL, &none, msg, sizeof msg), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(msg, "the folder is NULL");
     assert_int_equal(clnz_bundle_add_binary(src, 99, "x", 1, msg, sizeof msg),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(msg, "not 99"));

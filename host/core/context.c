@@ -394,10 +394,12 @@ clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
 {
     if (fork_guard_tripped())
         return CLNZ_ERROR_FORKED;
-    if (!c || !stats)
+    if (!c)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     CTX_HOLD(c);
     ctx_clear_message(ctx_held_); /* as every call: a message left is this call's */
+    if (!stats)
+        return ctx_fail(ctx_held_, CLNZ_ERROR_INVALID_ARGUMENT, "stats is NULL");
     *stats = c->stats;
     return CLNZ_SUCCESS;
 }

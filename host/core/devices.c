@@ -1,5 +1,6 @@
 /* devices.c: finding OpenCL devices, listing them and parsing "P:D". */
 #include "core/devices.h"
+#include "core/error.h"
 #include "core/driver_lock.h"
 #include "core/quote.h"
 #include "tune/tune.h"
@@ -345,10 +346,12 @@ clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
 
 clnz_status clnz_context_device_info(const clnz_context *ctx, clnz_device_info *info)
 {
-    if (!ctx || !info)
+    if (!ctx)
         return CLNZ_ERROR_INVALID_ARGUMENT;
     if (fork_guard_tripped())
         return CLNZ_ERROR_FORKED;
+    if (!info) /* the context's message says so, as for every call that takes one */
+        return ctx_fail((clnz_context *)ctx, CLNZ_ERROR_INVALID_ARGUMENT, "info is NULL");
     cl_device_id dev = clnz_context_device(ctx);
     DRIVER_HOLD();
     if (walk(dev, info, 1, NULL))

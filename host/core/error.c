@@ -77,7 +77,37 @@ const char *clnz_status_string(clnz_status s)
         NAME(CL_INVALID_OPERATION, "invalid operation")
         NAME(CL_INVALID_BUFFER_SIZE, "invalid buffer size")
         NAME(CL_INVALID_GLOBAL_WORK_SIZE, "invalid global work size")
+        /* the rest of OpenCL 1.2's codes: a caller's status passes through
+         * clnz unchanged (an image of a format the device lacks, say) */
+        NAME(CL_IMAGE_FORMAT_MISMATCH, "image formats differ")
+        NAME(CL_IMAGE_FORMAT_NOT_SUPPORTED, "image format not supported")
+        NAME(CL_COMPILE_PROGRAM_FAILURE, "program compilation failed")
+        NAME(CL_LINKER_NOT_AVAILABLE, "linker not available")
+        NAME(CL_LINK_PROGRAM_FAILURE, "program linking failed")
+        NAME(CL_DEVICE_PARTITION_FAILED, "device partition failed")
+        NAME(CL_KERNEL_ARG_INFO_NOT_AVAILABLE, "kernel argument info not available")
+        NAME(CL_INVALID_HOST_PTR, "invalid host pointer")
+        NAME(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "invalid image format descriptor")
+        NAME(CL_INVALID_IMAGE_SIZE, "invalid image size")
+        NAME(CL_INVALID_SAMPLER, "invalid sampler")
+        NAME(CL_INVALID_KERNEL_DEFINITION, "invalid kernel definition")
+        NAME(CL_INVALID_GL_OBJECT, "invalid GL object")
+        NAME(CL_INVALID_MIP_LEVEL, "invalid mip level")
+        NAME(CL_INVALID_PROPERTY, "invalid property")
+        NAME(CL_INVALID_IMAGE_DESCRIPTOR, "invalid image descriptor")
+        NAME(CL_INVALID_COMPILER_OPTIONS, "invalid compiler options")
+        NAME(CL_INVALID_LINKER_OPTIONS, "invalid linker options")
+        NAME(CL_INVALID_DEVICE_PARTITION_COUNT, "invalid device partition count")
 #undef NAME
+    /* OpenCL 2.x's, which clnz.h's 1.2 headers do not define */
+    case -69:
+        return "CL_INVALID_PIPE_SIZE: invalid pipe size";
+    case -70:
+        return "CL_INVALID_DEVICE_QUEUE: invalid device queue";
+    case -71:
+        return "CL_INVALID_SPEC_ID: invalid specialization constant id";
+    case -72:
+        return "CL_MAX_SIZE_RESTRICTION_EXCEEDED: a size restriction exceeded";
     default:
         return "unknown status";
     }

@@ -148,6 +148,8 @@ static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *
 int clnz_tune_candidates(clnz_context *ctx, const char *kernel, int quick, clnz_launch *out,
                          int max)
 {
+    if (fork_guard_tripped()) /* the candidates come from a built kernel's limits */
+        return 0;
     CTX_HOLD(ctx);
     int f = tune_kernel_of(kernel);
     if (!ctx || f < 0)

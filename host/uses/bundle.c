@@ -49,12 +49,19 @@ clnz_bundle *bundle_new(const manifest *m)
     b->m = *m;
     b->m.entries = calloc((size_t)(m->n ? m->n : 1), sizeof *b->m.entries);
     b->data = calloc((size_t)(m->n ? m->n : 1), sizeof *b->data);
-    if (!b->m.entries || !b->data) {
+    /* a name per file, so that every name clnz_bundle_file gave stays valid
+     * (and threads may read one bundle at once): one buffer was rewritten by
+     * each call */
+    b->names = calloc((size_t)m->n + 1, sizeof *b->names);
+    if (!b->m.entries || !b->data || !b->names) {
         b->m.n = 0;
         clnz_bundle_release(b);
         return NULL;
     }
     memcpy(b->m.entries, m->entries, (size_t)m->n * sizeof *m->entries);
+    snprintf(b->names[0], sizeof b->names[0], "%s", MANIFEST_NAME);
+    for (int i = 0; i < m->n; ++i)
+        manifest_file_name(&b->m, i, b->names[i + 1], sizeof b->names[i + 1]);
     return b;
 }
 
@@ -64,6 +71,7 @@ void bundle_set_file(clnz_bundle *b, int i, unsigned char *data, size_t size)
     b->data[i] = data;
     b->m.entries[i].size = size;
     b->m.entries[i].checksum = cache_hash(data, size, CACHE_HASH_SEED);
+    manifest_file_name(&b->m, i, b->names[i + 1], sizeof b->names[i + 1]); /* .cl or .bin */
 }
 
 int bundle_finish(clnz_bundle *b)
@@ -179,7 +187,8 @@ static int replaced(const char *dir, int fd)
 clnz_status clnz_bundle_open(const char *dir, clnz_bundle **out, char *msg, size_t msg_size)
 {
     if (!dir || !out)
-        return CLNZ_ERROR_INVALID_ARGUMENT;
+        return fail_with(CLNZ_ERROR_INVALID_ARGUMENT, msg, msg_size, "%s is NULL",
+                         dir ? "out" : "the folder");
     *out = NULL;
     for (int tries = 1;; ++tries) {
         /* O_PATH: a folder that may be searched but not listed is read as by paths */
@@ -202,17 +211,14 @@ clnz_status clnz_bundle_file(const clnz_bundle *b, int index, const char **name,
 {
     if (!b || index < 0 || index > b->m.n || !name || !data || !size)
         return CLNZ_ERROR_INVALID_ARGUMENT;
-    clnz_bundle *w = (clnz_bundle *)b; /* the names live in the bundle */
     if (index == 0) {
-        snprintf(w->name, sizeof w->name, "%s", MANIFEST_NAME);
         *data = b->text;
         *size = b->text_len;
     } else {
-        manifest_file_name(&b->m, index - 1, w->name, sizeof w->name);
         *data = b->data[index - 1];
         *size = (size_t)b->m.entries[index - 1].size;
     }
-    *name = w->name;
+    *name = b->names[index];
     return CLNZ_SUCCESS;
 }
 
@@ -244,6 +250,7 @@ void clnz_bundle_release(clnz_bundle *b)
     for (int i = 0; b->data && i < b->m.n; ++i)
         free(b->data[i]);
     free(b->data);
+    free(b->names);
     manifest_free(&b->m);
     free(b->text);
     free(b->dir);

@@ -11,7 +11,7 @@ struct clnz_bundle {
     char *text;            /* the manifest's bytes */
     size_t text_len;
     unsigned char **data;  /* each program's file, m.entries[i].size bytes */
-    char name[MANIFEST_FILE_NAME]; /* the last name clnz_bundle_file gave */
+    char (*names)[MANIFEST_FILE_NAME]; /* clnz_bundle_file's: the manifest's, then each file's */
 };
 
 /* A bundle of m's header and entries (copied) with no files yet, or NULL. */

@@ -35,8 +35,9 @@ Every call also takes pred= (a Predicate, (op, value) or an op name: the
 elements selected are those where `a OP value` holds, default nonzero) and
 context= (a Context; default: one on CLNZ_DEVICE, else the first GPU, else
 the first device, made on first use). The nonzero calls take index=
-(int64, int32, uint32), width= (coordinates per entry) and order="xy"
-(each entry reversed). Integer arguments are checked as numpy checks them
+(int64, int32, uint32); those that write coordinates take order="xy"
+(each entry reversed), and width= (coordinates per entry) where the
+entries are not an item's own (not flatnonzero, nor nonzero_batched). Integer arguments are checked as numpy checks them
 (operator.index: TypeError for a float or a string; OverflowError or
 ValueError, naming the argument, out of range).
 

@@ -178,6 +178,7 @@ def _declare(lib):
         "clnz_context_use_bundle": (c_int, [ctx, c_char_p]),
         "clnz_nonzero_options_init": (None, [P(NonzeroOptions)]),
         "clnz_nonzero_width": (c_int, [P(NonzeroOptions), c_int]),
+        "clnz_nonzero_options_check": (c_int, [P(NonzeroOptions), c_char_p, c_size_t]),
         "clnz_nonzero": (c_int, [ctx, P(Tensor), c_void_p, P(Predicate), P(NonzeroOptions),
                                  P(Result)]),
         "clnz_result_free": (None, [P(Result)]),
