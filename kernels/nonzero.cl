@@ -164,6 +164,67 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         o += kk;                                                                               \
     }
 
+/* The next row: carry into the leading coordinates, odometer-style. */
+#define ND_CARRY                                                                               \
+    for (int d_ = rank - 2; d_ >= 0; --d_) {                                                   \
+        if (++lead[d_] < META_SHAPE(meta, d_))                                                 \
+            break;                                                                             \
+        lead[d_] = 0;                                                                          \
+    }
+
+/* What an entry staged across rows costs beyond its stores, in stores: its
+ * row's carries and their mispredicted branches. A work-item stages across
+ * rows when its c entries over its n elements give c * (rank + this) below
+ * n * rank, the stores of a whole entry per element. (PoCL, f32 (349525, 3):
+ * staged 1.0 against 1.6 ms at 10 %; at 50 % the whole entries win.) */
+#define ACROSS_ENTRY_COST 6
+
+/* The positions of the selected elements among the span elements from i on
+ * (whole blocks) into pos[0..k), ascending. */
+#define ND_GATHER                                                                              \
+    uint k = 0;                                                                                \
+    for (uint b = 0; b < span; b += BLOCK) {                                                   \
+        uint m = keep ? kept_mask(sel_bits, i + b) : block_mask(in + i + b, lo, hi, invert);   \
+        for (uint q = 0; q < BLOCK; q += 8, m >>= 8) {                                         \
+            vstore8(byte_slots(m & 255u) + (uint8)(b + q), 0, pos + k);                        \
+            k += popcount(m & 255u);                                                           \
+        }                                                                                      \
+    }                                                                                          \
+    vstore4((uint4)0, 0, pos + k); /* what a vector emit reads past k */
+
+/* The next row: carry into the leading coordinates, odometer-style. */
+#define ND_CARRY                                                                               \
+    for (int d_ = rank - 2; d_ >= 0; --d_) {                                                   \
+        if (++lead[d_] < META_SHAPE(meta, d_))                                                 \
+            break;                                                                             \
+        lead[d_] = 0;                                                                          \
+    }
+
+/* The k staged entries of a span that crosses rows (columns c + pos[e] from
+ * the span's start, pos ascending): each entry's row is reached by carries,
+ * one per row passed, so a span costs its entries plus its rows. Then c and
+ * lead are those of the element past the span. */
+#define ND_EMIT_ACROSS(T)                                                                      \
+    {                                                                                          \
+        uint kk = (uint)min((ulong)k, o_end - o);                                              \
+        ulong passed = 0; /* elements of the rows carried past, from the row of c */          \
+        for (uint e = 0; e < kk; ++e) {                                                        \
+            ulong col = c + pos[e] - passed;                                                   \
+            for (; col >= cols; col -= cols, passed += cols)                                   \
+                ND_CARRY                                                                       \
+            ND_EMIT(T, o + e, col)                                                             \
+        }                                                                                      \
+        o += kk;                                                                               \
+        for (c = c + span - passed; c >= cols; c -= cols) /* modulo 2^64: c + span >= passed */ \
+            ND_CARRY                                                                           \
+    }
+
+/* Rows shorter than a block (the 16 elements of a (2, 4, ..., 16) tensor's,
+ * the 3 of a point cloud's) leave no whole block inside a row to stage:
+ * each element wrote a whole entry, selected or not (a rank 8 tensor's rows
+ * took 8x the time of its flat indices). A sparse enough work-item stages
+ * across rows first; the rest goes a row at a time as above, the part of a
+ * row short of a block element by element. */
 #define ND_RUN(T, T4, T8, CONVERT4)                                                            \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
@@ -177,34 +238,29 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
             rem /= e;                                                                          \
         }                                                                                      \
         ulong i = first;                                                                       \
+        if (cols < BLOCK &&                                                                    \
+            (o_end - o) * (ulong)(rank + ACROSS_ENTRY_COST) < (last - first) * (ulong)rank)    \
+            for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&    \
+                            o < o_end;                                                         \
+                 i += span) {                                                                  \
+                ND_GATHER                                                                      \
+                ND_EMIT_ACROSS(T)                                                              \
+            }                                                                                  \
         while (i < last && o < o_end) {                                                        \
             ulong seg_end = min(last, i + (cols - c));                                         \
             for (uint span; (span = (uint)min(seg_end - i, (ulong)STAGE) / BLOCK * BLOCK) &&   \
                             o < o_end;                                                         \
                  i += span, c += span) {                                                       \
-                uint k = 0;                                                                    \
-                for (uint b = 0; b < span; b += BLOCK) {                                       \
-                    uint m = keep ? kept_mask(sel_bits, i + b) : block_mask(in + i + b, lo, hi, \
-                                                                            invert);           \
-                    for (uint q = 0; q < BLOCK; q += 8, m >>= 8) {                             \
-                        vstore8(byte_slots(m & 255u) + (uint8)(b + q), 0, pos + k);            \
-                        k += popcount(m & 255u);                                               \
-                    }                                                                          \
-                }                                                                              \
-                vstore4((uint4)0, 0, pos + k); /* what a vector emit reads past k */           \
+                ND_GATHER                                                                      \
                 ND_EMIT_STAGED(T, T4, T8, CONVERT4)                                            \
             }                                                                                  \
             for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
                 ND_EMIT(T, o, c)                                                               \
                 o += elem_selected(in[i], lo, hi, invert);                                     \
             }                                                                                  \
-            if (c == cols) { /* next row: carry into the leading coordinates */                \
+            if (c == cols) {                                                                   \
                 c = 0;                                                                         \
-                for (int d = rank - 2; d >= 0; --d) {                                          \
-                    if (++lead[d] < META_SHAPE(meta, d))                                       \
-                        break;                                                                 \
-                    lead[d] = 0;                                                               \
-                }                                                                              \
+                ND_CARRY                                                                       \
             }                                                                                  \
         }                                                                                      \
     }

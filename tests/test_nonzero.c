@@ -340,6 +340,69 @@ static void test_truncation_stays_inside_the_capacity(void **state)
     free(data);
 }
 
+/* Rows shorter than a 32-element block (a point cloud's 3, a rank 8
+ * tensor's 16) are staged across rows when a work-item's chunk is sparse
+ * enough (kernels/nonzero.cl, ND_EMIT_ACROSS), and go element by element
+ * when dense: both, at launches whose chunks start mid-row and end in a
+ * partial block (items 100: no selection bits kept; 64 and the default:
+ * kept), in rows and columns, both orders and index widths, with the
+ * output cut short by the capacity too. */
+static void test_short_rows_across(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shapes[4][8] = {{4099, 3}, {2, 4, 4, 4, 4, 4, 4, 16}, {700, 31}, {5, 1000, 2}};
+    int ranks[4] = {2, 8, 2, 3};
+    tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
+    double dens[] = {0.02, 0.2, 0.7};
+    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
+        for (int v = 0; v < 4; ++v) {
+            clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
+            int64_t n = 1;
+            for (int d = 0; d < ranks[v]; ++d)
+                n *= shapes[v][d];
+            float *data = malloc((size_t)n * 4);
+            for (size_t di = 0; di < sizeof dens / sizeof *dens; ++di) {
+                tu_fill(CLNZ_F32, data, (size_t)n, dens[di]);
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = (clnz_layout)(di % 2 ? CLNZ_LAYOUT_COLUMNS : CLNZ_LAYOUT_ROWS);
+                o.index_type = (clnz_index_type)((l + di) % 2);
+                o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+                check(&t, data, (size_t)n, 0, NULL, &o);
+                /* rows cut at a third of the count: the first entries, nothing past */
+                o.layout = CLNZ_LAYOUT_ROWS;
+                o.index_type = CLNZ_INDEX_INT64;
+                int64_t count, entries;
+                int per;
+                int64_t *want = tu_ref_nonzero(&t, data, NULL, &o, &count, &entries, &per);
+                uint64_t cap = (uint64_t)count / 3;
+                size_t idx = (size_t)cap * (size_t)per, guard = 64;
+                int64_t *host = malloc((idx + guard) * 8);
+                for (size_t i = 0; i < idx + guard; ++i)
+                    host[i] = -77;
+                cl_mem in = tu_buffer((size_t)n * 4, data), out = tu_buffer((idx + guard) * 8, host),
+                       cnt = tu_buffer(8, NULL);
+                TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &o, out, 0, cap, cnt, 0, 0,
+                                                   NULL, NULL));
+                tu_read(out, 0, (idx + guard) * 8, host);
+                assert_memory_equal(host, want, idx * 8);
+                for (size_t i = idx; i < idx + guard; ++i)
+                    if (host[i] != -77)
+                        fail_msg("shape %d: slot %zu past the capacity was written", v, i);
+                free(want);
+                free(host);
+                clReleaseMemObject(in);
+                clReleaseMemObject(out);
+                clReleaseMemObject(cnt);
+            }
+            free(data);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
 /* Predicates on every dtype through the vector paths (full chunks, 32-element
  * blocks) of count and nonzero, not only through the mask kernel. */
 static void test_predicates_every_dtype(void **state)
@@ -413,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
+        cmocka_unit_test(test_short_rows_across),
         cmocka_unit_test(test_predicates_every_dtype),
         cmocka_unit_test(test_count_matches),
     };
