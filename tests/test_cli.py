@@ -319,6 +319,47 @@ def test_count_along_axes_errors(tmp_path, rng):
     assert p.returncode == 2 and "unknown option '--axis'" in p.stderr
 
 
+def test_options_given_twice_and_the_end_of_options(tmp_path, rng):
+    """Every option at most once: two -o wrote only the last file, two
+    --pred kept the last predicate (read by a user as both: a silent wrong
+    answer). Exit 2 before any output. And '--' ends the options, so a file
+    whose name starts with '-' can be an input."""
+    a = random_array(rng, "f4", (6, 7))
+    inp = save(tmp_path, a)
+    out, other = tmp_path / "out.npy", tmp_path / "other.npy"
+    out.write_bytes(b"precious")
+    for cmd, extra, why in (
+            (["nonzero", inp], ["-o", out, "-o", other], "-o given twice"),
+            (["nonzero", inp], ["-o", out, "--output", other], "--output given twice"),
+            (["nonzero", inp, "-o", out], ["--pred", "gt:0", "--pred", "lt:1"], "--pred given twice"),
+            (["nonzero", inp, "-o", out], ["--index", "int32", "--index=int64"], "--index given twice"),
+            (["count", inp], ["--format", "csv", "--format", "txt", "-o", out], "--format given twice"),
+            (["select", inp, "-o", out], ["--mask", inp, "--mask", inp], "--mask given twice"),
+            (["where", inp, "1", "2"], ["-o", out, "-o", other], "-o given twice"),
+            (["tune", "--quick"], ["--device", "0:0", "--device=0:0"], "--device given twice"),
+            (["warmup"], ["--dtypes", "f32", "--dtypes=u8"], "--dtypes given twice"),
+            (["bundle", "build", "--ops", "count"], ["-o", tmp_path / "b1", "-o", tmp_path / "b2"],
+             "-o given twice")):
+        p = run(*cmd, *extra, check=False)
+        assert p.returncode == 2 and why in p.stderr, (cmd, extra, p.stderr)
+        assert out.read_bytes() == b"precious" and not other.exists(), (cmd, extra)
+        assert not (tmp_path / "b1").exists() and not (tmp_path / "b2").exists()
+    save(tmp_path, a, name="-in.npy")
+
+    def here(*args):  # in tmp_path, where "-in.npy" names the file
+        return subprocess.run([CLNZ, *map(str, args)], capture_output=True, text=True,
+                              timeout=TIMEOUT, cwd=tmp_path)
+    p = here("count", "-in.npy")  # without '--': an option clnz does not know
+    assert p.returncode == 2 and "unknown option '-in.npy'" in p.stderr, p.stderr
+    assert here("count", "--", "-in.npy").stdout == f"{np.count_nonzero(a)}\n"
+    assert here("nonzero", "-o", out, "--", "-in.npy").returncode == 0
+    assert np.array_equal(np.load(out), np.argwhere(a))
+    assert here("where", "-o", out, "--", "-in.npy", "-1", "-2").returncode == 0
+    assert np.array_equal(np.load(out), np.where(a, -1, -2))
+    p = run("count", "--", inp, "--help", check=False)  # after '--' even --help is an input
+    assert p.returncode == 2 and "one INPUT only" in p.stderr, p.stderr
+
+
 # ---- help, devices ---------------------------------------------------------
 
 def test_help_and_version():

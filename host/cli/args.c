@@ -160,6 +160,22 @@ static int take_option(int argc, char **argv, int *i, const char *const *names, 
     return NOT_AN_OPTION;
 }
 
+/* An option given a second time (-o and --output are one): a usage error,
+ * as neither the first value nor the last would be what the user meant of
+ * both (two -o, two --pred read as one of them: a silent wrong answer).
+ * seen holds a bit per option of names. */
+static int given_twice(unsigned *seen, const char *const *names, int k)
+{
+    int o = k;
+    if (strcmp(names[k], "--output") == 0) /* -o's long form: the same option */
+        for (o = 0; strcmp(names[o], "-o") != 0; ++o)
+            ;
+    if (*seen & (1u << o))
+        return fail(EXIT_USAGE, "%s given twice: give each option once", names[k]);
+    *seen |= 1u << o;
+    return EXIT_OK;
+}
+
 /* take_option's failures as usage errors. */
 static int option_error(int k, const char *arg, const char *cmd)
 {
@@ -283,8 +299,20 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     const char *const *names = is_nonzero ? nonzero_options : count_options;
     int n_names = is_nonzero ? (int)(sizeof nonzero_options / sizeof nonzero_options[0])
                              : (int)(sizeof count_options / sizeof count_options[0]);
+    unsigned seen = 0;
+    int options_end = 0; /* after "--", every argument is INPUT (a file named "-x.npy") */
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
+        if (!options_end && strcmp(arg, "--") == 0) {
+            options_end = 1;
+            continue;
+        }
+        if (options_end) {
+            if (a->input)
+                return fail(EXIT_USAGE, "unexpected argument '%s' (one INPUT only)", arg);
+            a->input = arg;
+            continue;
+        }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
             return CLI_HELP;
         if (is_nonzero && strcmp(arg, "--batch") == 0) {
@@ -305,7 +333,9 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
         int k = take_option(argc, argv, &i, names, n_names, &v);
         if (k < 0)
             return option_error(k, arg, cmd);
-        int rc = set_option(names[k], v, a);
+        int rc = strcmp(names[k], "--axis") == 0 ? EXIT_OK : given_twice(&seen, names, k);
+        if (!rc)
+            rc = set_option(names[k], v, a);
         if (rc)
             return rc;
     }
@@ -352,13 +382,20 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
 {
     memset(a, 0, sizeof *a);
     a->pred = clnz_pred_nonzero();
-    for (int i = 2; i < argc; ++i)
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; ++i)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return CLI_HELP;
+    unsigned seen = 0;
+    int options_end = 0; /* after "--", every argument is positional */
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i], *v;
         clnz_scalar num;
-        if (arg[0] != '-' || strcmp(arg, "-") == 0 || cli_parse_number(arg, &num) != 0) {
+        if (!options_end && strcmp(arg, "--") == 0) {
+            options_end = 1;
+            continue;
+        }
+        if (options_end || arg[0] != '-' || strcmp(arg, "-") == 0 ||
+            cli_parse_number(arg, &num) != 0) {
             if (a->n_positional == max_positional)
                 return fail(EXIT_USAGE, "unexpected argument '%s' (see clnz %s --help)", arg, cmd);
             a->positional[a->n_positional++] = arg;
@@ -369,6 +406,8 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
         char why[300];
         if (k < 0)
             return option_error(k, arg, cmd);
+        if (given_twice(&seen, sel_option_names, k))
+            return EXIT_USAGE;
         if (k == SEL_OUTPUT_SHORT || k == SEL_OUTPUT)
             a->output = v;
         else if (k == SEL_DEVICE)

@@ -31,6 +31,8 @@ int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_use
     const char *v = option_value(argc, argv, i, "--device");
     if (v && !*v)
         return fail(EXIT_USAGE, "--device needs a value"), -1;
+    if (v && *device)
+        return fail(EXIT_USAGE, "--device given twice: give each option once"), -1;
     if (v) {
         *device = v;
         return 1;
@@ -40,6 +42,11 @@ int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_use
         snprintf(name, sizeof name, "--%s", axes[a]);
         if (!(v = option_value(argc, argv, i, name)))
             continue;
+        const uint32_t *field[] = {&uses->dtypes, &uses->ops, &uses->predicates,
+                                   &uses->strategies};
+        if (*field[a]) /* a second list would replace the first: list them all in one */
+            return fail(EXIT_USAGE, "%s given twice: list every name in one (%s a,b)", name,
+                        name), -1;
         char msg[600];
         if (clnz_uses_parse(uses, axes[a], v, msg, sizeof msg) != CLNZ_SUCCESS)
             return fail(EXIT_USAGE, "%s: %s", name, msg), -1;

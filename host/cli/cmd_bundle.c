@@ -121,6 +121,8 @@ static int bundle_build(int argc, char **argv)
             continue;
         if (strcmp(argv[i], "--sources") == 0)
             flags |= CLNZ_BUNDLE_SOURCES;
+        else if (strcmp(argv[i], "-o") == 0 && out)
+            return fail(EXIT_USAGE, "-o given twice: give each option once");
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             out = argv[++i];
         else if (strcmp(argv[i], "-o") == 0)

@@ -41,6 +41,9 @@ int cmd_tune(int argc, char **argv)
             return EXIT_OK;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (device && (strcmp(argv[i], "--device") == 0 ||
+                              strncmp(argv[i], "--device=", 9) == 0)) {
+            return fail(EXIT_USAGE, "--device given twice: give each option once");
         } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
             device = argv[++i];
         } else if (strncmp(argv[i], "--device=", 9) == 0) {
