@@ -294,12 +294,44 @@ static void test_strided_views(void **state)
     free(data);
 }
 
+/* The device-resident call (int64 entries) with a capacity of a third of
+ * the count, into a buffer of exactly that much and a guard: nothing past
+ * the capacity is written, and in rows and flat the entries are the
+ * reference's first. */
+static void check_cut_to_a_third(const clnz_tensor *t, const void *data, size_t bytes,
+                                 const clnz_nonzero_options *o, size_t guard)
+{
+    clnz_context *ctx = tu_context();
+    int64_t count, entries;
+    int per;
+    int64_t *want = tu_ref_nonzero(t, data, NULL, o, &count, &entries, &per);
+    uint64_t cap = (uint64_t)count / 3;
+    size_t idx = (size_t)cap * (size_t)per;
+    int64_t *host = malloc((idx + guard) * 8);
+    for (size_t i = 0; i < idx + guard; ++i)
+        host[i] = -77;
+    cl_mem in = tu_buffer(bytes, data), out = tu_buffer((idx + guard) * 8, host),
+           cnt = tu_buffer(8, NULL);
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, t, in, 0, NULL, o, out, 0, cap, cnt, 0, 0, NULL, NULL));
+    tu_read(out, 0, (idx + guard) * 8, host);
+    for (size_t i = idx; i < idx + guard; ++i)
+        if (host[i] != -77)
+            fail_msg("layout %d rank %d: slot %zu past the capacity was written", o->layout,
+                     t->rank, i);
+    if (o->layout != CLNZ_LAYOUT_COLUMNS)
+        assert_memory_equal(host, want, idx * 8);
+    free(want);
+    free(host);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+}
+
 /* Regression: dense blocks used to write past a capacity smaller than the
- * count. The output buffer is exactly the capacity, followed by a guard. */
+ * count. */
 static void test_truncation_stays_inside_the_capacity(void **state)
 {
     (void)state;
-    clnz_context *ctx = tu_context();
     int64_t n = 20000;
     uint8_t *data = malloc((size_t)n);
     tu_fill(CLNZ_U8, data, (size_t)n, 0.9);
@@ -310,31 +342,7 @@ static void test_truncation_stays_inside_the_capacity(void **state)
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
             o.layout = (clnz_layout)layout;
-            int64_t count, entries;
-            int per;
-            int64_t *want = tu_ref_nonzero(&t, data, NULL, &o, &count, &entries, &per);
-            uint64_t cap = (uint64_t)count / 3;
-            size_t idx = (size_t)cap * (size_t)per, guard = 4096;
-            int64_t *host = malloc((idx + guard) * 8);
-            for (size_t i = 0; i < idx + guard; ++i)
-                host[i] = -77;
-            cl_mem in = tu_buffer((size_t)n, data), out = tu_buffer((idx + guard) * 8, host),
-                   cnt = tu_buffer(8, NULL);
-            TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &o, out, 0, cap, cnt, 0, 0, NULL,
-                                               NULL));
-            tu_read(out, 0, (idx + guard) * 8, host);
-            for (size_t i = idx; i < idx + guard; ++i)
-                if (host[i] != -77)
-                    fail_msg("layout %d rank %d: slot %zu past the capacity was written", layout,
-                             v + 1, i);
-            /* rows and flat: the first cap entries are the reference's first */
-            if (layout != CLNZ_LAYOUT_COLUMNS)
-                assert_memory_equal(host, want, idx * 8);
-            free(want);
-            free(host);
-            clReleaseMemObject(in);
-            clReleaseMemObject(out);
-            clReleaseMemObject(cnt);
+            check_cut_to_a_third(&t, data, (size_t)n, &o, 4096);
         }
     }
     free(data);
@@ -371,31 +379,9 @@ static void test_short_rows_across(void **state)
                 o.index_type = (clnz_index_type)((l + di) % 2);
                 o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
                 check(&t, data, (size_t)n, 0, NULL, &o);
-                /* rows cut at a third of the count: the first entries, nothing past */
-                o.layout = CLNZ_LAYOUT_ROWS;
+                o.layout = CLNZ_LAYOUT_ROWS; /* cut short at a third of the count */
                 o.index_type = CLNZ_INDEX_INT64;
-                int64_t count, entries;
-                int per;
-                int64_t *want = tu_ref_nonzero(&t, data, NULL, &o, &count, &entries, &per);
-                uint64_t cap = (uint64_t)count / 3;
-                size_t idx = (size_t)cap * (size_t)per, guard = 64;
-                int64_t *host = malloc((idx + guard) * 8);
-                for (size_t i = 0; i < idx + guard; ++i)
-                    host[i] = -77;
-                cl_mem in = tu_buffer((size_t)n * 4, data), out = tu_buffer((idx + guard) * 8, host),
-                       cnt = tu_buffer(8, NULL);
-                TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &o, out, 0, cap, cnt, 0, 0,
-                                                   NULL, NULL));
-                tu_read(out, 0, (idx + guard) * 8, host);
-                assert_memory_equal(host, want, idx * 8);
-                for (size_t i = idx; i < idx + guard; ++i)
-                    if (host[i] != -77)
-                        fail_msg("shape %d: slot %zu past the capacity was written", v, i);
-                free(want);
-                free(host);
-                clReleaseMemObject(in);
-                clReleaseMemObject(out);
-                clReleaseMemObject(cnt);
+                check_cut_to_a_third(&t, data, (size_t)n * 4, &o, 64);
             }
             free(data);
         }
