@@ -72,8 +72,10 @@ typedef int clnz_status;
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
 #define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
 #define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
-/* A fill or scalar value its type cannot hold, or a CLNZ_* environment
- * variable's value that clnz does not take (the message names it). */
+/* A fill or scalar value its type cannot hold, a CLNZ_* environment
+ * variable's value that clnz does not take (the message names it), a uses
+ * list clnz_uses_parse cannot read, a bundle of more than 4096 programs, a
+ * cache folder path of PATH_MAX bytes or more (clnz_cache_clear). */
 #define CLNZ_ERROR_INVALID_VALUE (-2009)
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
 #define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
@@ -224,8 +226,8 @@ void clnz_context_release(clnz_context *ctx); /* NULL is fine */
 /* The last detailed message of the calling thread's calls on this context.
  * After a success it is empty, or this thread's last warning on this
  * context, which did not fail its call (a cache folder that cannot be
- * written): a warning stays until the thread's next warning or error, so it
- * may come from an earlier call. Valid until this thread's next call on
+ * written): a warning stays until the thread's next warning (an error in
+ * between does not clear it), so it may come from an earlier call. Valid until this thread's next call on
  * this context. */
 const char *clnz_context_message(const clnz_context *ctx);
 
@@ -267,7 +269,7 @@ clnz_strategy clnz_context_strategy(const clnz_context *ctx);
 /* What auto runs on this context for an input of many tiles: stream on an
  * accelerator (an FPGA, whatever the size), else the strategy the tuning
  * data found fastest on this device, else the device type's (lookback on
- * GPUs, two-pass elsewhere). Inputs of one tile take single-tile, except on
+ * GPUs that do not also call themselves CPUs, two-pass elsewhere). Inputs of one tile take single-tile, except on
  * an accelerator. */
 clnz_strategy clnz_context_auto_strategy(const clnz_context *ctx);
 

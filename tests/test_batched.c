@@ -77,6 +77,41 @@ static void test_every_launch_shape(void **state)
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
 }
 
+/* The writing pass's staged runs (kernels/nonzero.cl: ND_RUN, entries of
+ * an item's rank - 1 columns) need chunks of whole 32-element blocks, which
+ * the quick tier's launch shapes (1 to 8 items) never give: the default
+ * launch and chunks of 64 (selection bits kept) and 100 (not kept). An
+ * item's rows of 64 (pairs written four at a time), of one dimension
+ * (single columns), of rank 3 items (three columns), and of 3 elements
+ * (staged across rows when sparse), both orders. */
+static void test_staged_runs(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shapes[][4] = {{3, 50, 64}, {2, 3000}, {4, 6, 5, 40}, {64, 100, 3}};
+    int ranks[] = {3, 2, 4, 3};
+    tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
+    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
+        for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; ++s)
+            for (int dense = 0; dense < 2; ++dense) {
+                clnz_tensor t = {CLNZ_F32, ranks[s], shapes[s], NULL};
+                int64_t n = 1;
+                for (int d = 0; d < t.rank; ++d)
+                    n *= shapes[s][d];
+                float *data = malloc((size_t)n * 4);
+                tu_fill(CLNZ_F32, data, (size_t)n, dense ? 0.6 : 0.1);
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.index_type = (clnz_index_type)((s + l) % 3);
+                o.order = (s + (size_t)dense) % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+                expect_batched(ctx, &t, data, NULL, &o);
+                free(data);
+            }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
 /* Regression (count_nonzero(axis=0) of 2 x 2^22 took 7 s): the offsets
  * pass cost batches x (wg + items), each item summing the counts before
  * its own in the tile; now a chunk is walked once for all the items that
@@ -203,6 +238,7 @@ int main(void)
     tu_seed("test_batched");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_launch_shape),
+        cmocka_unit_test(test_staged_runs),
         cmocka_unit_test(test_many_tiny_items),
         cmocka_unit_test(test_strided_and_predicates),
         cmocka_unit_test(test_enqueue_and_capacity),

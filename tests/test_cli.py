@@ -356,6 +356,9 @@ def test_options_given_twice_and_the_end_of_options(tmp_path, rng):
     assert np.array_equal(np.load(out), np.argwhere(a))
     assert here("where", "-o", out, "--", "-in.npy", "-1", "-2").returncode == 0
     assert np.array_equal(np.load(out), np.where(a, -1, -2))
+    for cmd in (["nonzero", inp, "-o", out, "-o", other], ["select", inp, "-o", out, "-o", other]):
+        p = run(*cmd, "--help")  # --help before any '--' wins, as for every command
+        assert p.stdout.startswith(f"usage: clnz {cmd[0]}"), p.stdout
     p = run("count", "--", inp, "--help", check=False)  # after '--' even --help is an input
     assert p.returncode == 2 and "one INPUT only" in p.stderr, p.stderr
 

@@ -352,8 +352,8 @@ static void test_truncation_stays_inside_the_capacity(void **state)
  * tensor's 16) are staged across rows when a work-item's chunk is sparse
  * enough (kernels/nonzero.cl, ND_EMIT_ACROSS), and go element by element
  * when dense: both, at launches whose chunks start mid-row and end in a
- * partial block (items 100: no selection bits kept; 64 and the default:
- * kept), in rows and columns, both orders and index widths, with the
+ * partial block (items 100: no selection bits kept; 64, and PoCL's
+ * default of 4096: kept), in rows and columns, both orders and index widths, with the
  * output cut short by the capacity too. */
 static void test_short_rows_across(void **state)
 {

@@ -176,6 +176,9 @@ def test_nonzero_static(rng):
             clnz.nonzero_static(a, z + 1, fill_value=fill, index=index)
     got, _ = clnz.nonzero_static(a, z + 1, fill_value=-1, index="uint32")  # numpy's -1 as uint32
     assert got[-1, 0] == 2**32 - 1
+    with pytest.raises(clnz.Error) as e:  # the check's other refusals stay the call's, as without a size
+        clnz.nonzero_static(a, z + 1, layout="flat", width=2)
+    assert e.value.name == "CLNZ_ERROR_INVALID_WIDTH"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

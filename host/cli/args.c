@@ -299,6 +299,10 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     const char *const *names = is_nonzero ? nonzero_options : count_options;
     int n_names = is_nonzero ? (int)(sizeof nonzero_options / sizeof nonzero_options[0])
                              : (int)(sizeof count_options / sizeof count_options[0]);
+    /* --help anywhere before a "--" wins, whatever else is wrong */
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return CLI_HELP;
     unsigned seen = 0;
     int options_end = 0; /* after "--", every argument is INPUT (a file named "-x.npy") */
     for (int i = 2; i < argc; ++i) {
@@ -313,8 +317,6 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
             a->input = arg;
             continue;
         }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
-            return CLI_HELP;
         if (is_nonzero && strcmp(arg, "--batch") == 0) {
             a->batch = 1;
             continue;
@@ -376,7 +378,7 @@ static const char *const sel_option_names[] = {"-o", "--output", "--device", "--
 enum { SEL_OUTPUT_SHORT, SEL_OUTPUT, SEL_DEVICE, SEL_FORMAT, SEL_MASK, SEL_PRED, N_SEL_OPTIONS };
 
 /* Options of both commands; positionals may be negative numbers (where).
- * --help anywhere wins, as for nonzero. */
+ * --help anywhere before a "--" wins, as for nonzero and count. */
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a)
 {

@@ -41,7 +41,8 @@ static const char usage_main[] =
     "                                          compiler (FPGAs): see clnz bundle --help\n"
     "\n"
     "Run 'clnz COMMAND --help' for a command's options; 'clnz --version' for the version.\n"
-    "Each option may be given once; '--' ends the options (an input named '-x.npy').\n"
+    "An option with a value may be given once; '--' ends the options of nonzero,\n"
+    "count, select and where (an input named '-x.npy').\n"
     "CLNZ_DEVICE=SEL (or --device SEL) picks the device: P:D as 'clnz devices' lists\n"
     "them, a kind (gpu, cpu, accelerator) or part of a device's name; the default is\n"
     "the first GPU that is not a simulator, else the first device that is not one.\n";

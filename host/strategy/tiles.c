@@ -49,11 +49,12 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
 int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit)
 {
     /* nz_write's runs (kernels/nonzero.cl) are the readers: coordinates of a
-     * contiguous input, flat, 1-D, or one column per dimension; chunks start
-     * on a word when items is a multiple of the word's 32 elements */
+     * contiguous input, flat, 1-D, or at most one column per dimension (a
+     * batch's items: all but the first); chunks start on a word when items
+     * is a multiple of the word's 32 elements */
     const tensor_info *t = &job->t;
     int runs = job->layout == ABI_LAYOUT_FLAT || (t->krank == 1 && job->width == 1) ||
-               (t->krank >= 2 && job->width == t->krank);
+               (t->krank >= 2 && job->width >= 1 && job->width <= t->krank);
     return job->emit == ABI_EMIT_COORDS && t->contiguous && runs && kit->cfg.items % 32 == 0;
 }
 

@@ -193,9 +193,12 @@ def options(layout="rows", index="int64", width=None, order="rc", size=None, fil
         opts.size = integer(size, "size", 0, INT64_MAX)
         opts.fill = integer(fill_value, "fill_value", INT64_MIN, INT64_MAX)
         # the library's own check: a fill the index type cannot hold (-1 as
-        # uint32 excepted) is a refused argument, as the width above
+        # uint32 excepted) is a refused argument, as the width above (the
+        # check's other refusals, a width with the flat layout, stay the
+        # call's clnz.Error, as in the calls without a size)
         msg = ctypes.create_string_buffer(512)
-        if L.clnz_nonzero_options_check(ctypes.byref(opts), msg, len(msg)):
+        st = L.clnz_nonzero_options_check(ctypes.byref(opts), msg, len(msg))
+        if st and L.clnz_status_string(st).startswith(b"CLNZ_ERROR_INVALID_VALUE:"):
             raise ValueError(f"clnz: fill_value: {msg.value.decode(errors='replace')}")
     return opts
 
