@@ -101,7 +101,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         INDEX_RUN(uint, convert_uint8)
 }
 
-/* Contiguous input of rank >= 2 with one column per dimension (rows or
+/* Contiguous input with one column per dimension (rows or
  * columns layout). The input is walked a row (of the last dimension) at a
  * time, so that inside a row only the last coordinate moves; the leading
  * coordinates change, odometer-style, between rows.
@@ -121,39 +121,37 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
  * entries are one coordinate, and staging them measured no faster.) */
 #define STAGE 256
 
-/* Entries of width <= rank hold dimensions skip = rank - width on (the
- * item's of a batch: all but the first; else the leading ones dropped are
- * 1s). Where dimension d's coordinate goes in an entry: column d - skip,
- * or with reverse (order xy) column rank - 1 - d. */
-#define ND_COL(d) ((ulong)(reverse ? rank - 1 - (d) : (d) - skip))
+/* Where dimension d's coordinate goes in an entry: column d, or with
+ * reverse (order xy) column rank - 1 - d. */
+#define ND_COL(d) ((ulong)(reverse ? rank - 1 - (d) : (d)))
 
 #define ND_EMIT(T, slot, last_coord)                                                           \
     {                                                                                          \
-        ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)width : (slot);                  \
+        ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)rank : (slot);                   \
         ulong step_ = layout == LAYOUT_ROWS ? 1 : capacity;                                    \
-        for (int d_ = skip; d_ < rank - 1; ++d_)                                               \
+        for (int d_ = 0; d_ < rank - 1; ++d_)                                                  \
             dst[base_ + ND_COL(d_) * step_] = (T)lead[d_];                                     \
         dst[base_ + ND_COL(rank - 1) * step_] = (T)(last_coord);                               \
     }
 
 /* The k staged entries (columns c + pos[e]) from slot o on, at most up to
- * o_end; four at a time in the columns layout and in rows of width 1 (one
- * column either way) or of rank 2. */
+ * o_end; four at a time in the columns layout and in rows of rank 1 (one
+ * column either way: a batch's 1-D items) or 2. */
 #define ND_EMIT_STAGED(T, T4, T8, CONVERT4)                                                    \
     {                                                                                          \
         uint kk = (uint)min((ulong)k, o_end - o);                                              \
-        int one_column = layout == LAYOUT_COLUMNS || width == 1;                               \
-        int vec = (one_column || width == 2) && o + ((kk + 3) & ~3u) <= o_end;                 \
+        int one_column = layout == LAYOUT_COLUMNS || rank == 1;                                \
+        int vec = (one_column || rank == 2) && o + ((kk + 3) & ~3u) <= o_end;                  \
         if (vec && one_column) {                                                               \
             for (uint e = 0; e < kk; e += 4) {                                                 \
-                for (int d_ = skip; d_ < rank - 1; ++d_)                                       \
+                for (int d_ = 0; d_ < rank - 1; ++d_)                                          \
                     vstore4((T4)((T)lead[d_]), 0, dst + ND_COL(d_) * capacity + o + e);        \
                 vstore4(CONVERT4(vload4(0, pos + e)) + (T)c, 0,                                \
                         dst + ND_COL(rank - 1) * capacity + o + e);                            \
             }                                                                                  \
         } else if (vec) {                                                                      \
             for (uint e = 0; e < kk; e += 4) {                                                 \
-                T8 pair_ = (T8)((T)lead[rank - 2]);                                            \
+                T8 pair_ = (T8)((T)lead[0]);                                                   \
                 T4 col_ = CONVERT4(vload4(0, pos + e)) + (T)c;                                 \
                 if (reverse)                                                                   \
                     pair_.even = col_;                                                         \
@@ -170,8 +168,8 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
 
 /* What an entry staged across rows costs beyond its stores, in stores: its
  * row's carries and their mispredicted branches. A work-item stages across
- * rows when its c entries over its n elements give c * (width + this)
- * below n * width, the stores of a whole entry per element. (PoCL, f32
+ * rows when its c entries over its n elements give c * (rank + this)
+ * below n * rank, the stores of a whole entry per element. (PoCL, f32
  * (349525, 3): staged 1.0 against 1.6 ms at 10 %; at 50 % the whole
  * entries win.) */
 #define ACROSS_ENTRY_COST 6
@@ -229,7 +227,6 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         uint pos[STAGE + 8];                                                                   \
         ulong cols = (ulong)META_SHAPE(meta, rank - 1);                                        \
         ulong rem = first / cols, c = first % cols;                                            \
-        int skip = rank - width;                                                               \
         for (int d = rank - 2; d >= 0; --d) {                                                  \
             ulong e = (ulong)META_SHAPE(meta, d);                                              \
             lead[d] = (long)(rem % e);                                                         \
@@ -237,7 +234,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
         }                                                                                      \
         ulong i = first;                                                                       \
         if (cols < BLOCK &&                                                                    \
-            (o_end - o) * (ulong)(width + ACROSS_ENTRY_COST) < (last - first) * (ulong)width)  \
+            (o_end - o) * (ulong)(rank + ACROSS_ENTRY_COST) < (last - first) * (ulong)rank)    \
             for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&    \
                             o < o_end;                                                         \
                  i += span) {                                                                  \
@@ -264,7 +261,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
     }
 
 inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int rank,
-                         int width, __global const long *meta, __global uchar *out, ulong out_off, ulong o,
+                         __global const long *meta, __global uchar *out, ulong out_off, ulong o,
                          ulong o_end, ulong capacity, int layout, int reverse, ekey_t lo,
                          ekey_t hi, uint invert, int idx_bytes, __global const uint *sel_bits,
                          int keep)
@@ -310,10 +307,15 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
                         idx_bytes, item_counts + bits_off, keep);
         return;
     }
+    /* Entries of width <= rank hold the last width dimensions: a batch's
+     * items' (all but the first), else the dimensions dropped are 1s. In
+     * C order those coordinates are the ones of a tensor of the last width
+     * dimensions, wrapping from one item to the next: the runs take its
+     * rank and shapes, the same code as for whole entries. */
     if (contiguous && rank >= 2 && width <= rank && layout != LAYOUT_FLAT) {
-        write_nd_run(in + in_off, first, last, rank, width, meta, out, out_off, o, o_end,
-                     capacity, layout, reverse, lo, hi, invert, idx_bytes, item_counts + bits_off,
-                     keep);
+        write_nd_run(in + in_off, first, last, width, meta + (rank - width), out, out_off, o,
+                     o_end, capacity, layout, reverse, lo, hi, invert, idx_bytes,
+                     item_counts + bits_off, keep);
         return;
     }
     int need_coords = rank > 1 && layout != LAYOUT_FLAT;
