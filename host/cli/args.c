@@ -176,6 +176,16 @@ static int given_twice(unsigned *seen, const char *const *names, int k)
     return EXIT_OK;
 }
 
+/* --help (or -h) anywhere before a "--", whatever else is wrong: the
+ * commands that take "--" (nonzero, count, select, where) print their help. */
+static int help_asked(int argc, char **argv)
+{
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; ++i)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
 /* take_option's failures as usage errors. */
 static int option_error(int k, const char *arg, const char *cmd)
 {
@@ -299,10 +309,8 @@ int cli_parse_args(int argc, char **argv, int is_nonzero, cli_args *a)
     const char *const *names = is_nonzero ? nonzero_options : count_options;
     int n_names = is_nonzero ? (int)(sizeof nonzero_options / sizeof nonzero_options[0])
                              : (int)(sizeof count_options / sizeof count_options[0]);
-    /* --help anywhere before a "--" wins, whatever else is wrong */
-    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; ++i)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return CLI_HELP;
+    if (help_asked(argc, argv))
+        return CLI_HELP;
     unsigned seen = 0;
     int options_end = 0; /* after "--", every argument is INPUT (a file named "-x.npy") */
     for (int i = 2; i < argc; ++i) {
@@ -378,15 +386,14 @@ static const char *const sel_option_names[] = {"-o", "--output", "--device", "--
 enum { SEL_OUTPUT_SHORT, SEL_OUTPUT, SEL_DEVICE, SEL_FORMAT, SEL_MASK, SEL_PRED, N_SEL_OPTIONS };
 
 /* Options of both commands; positionals may be negative numbers (where).
- * --help anywhere before a "--" wins, as for nonzero and count. */
+ * --help before a "--" wins, as for nonzero and count (help_asked). */
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a)
 {
     memset(a, 0, sizeof *a);
     a->pred = clnz_pred_nonzero();
-    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; ++i)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return CLI_HELP;
+    if (help_asked(argc, argv))
+        return CLI_HELP;
     unsigned seen = 0;
     int options_end = 0; /* after "--", every argument is positional */
     for (int i = 2; i < argc; ++i) {
