@@ -37,9 +37,10 @@ context= (a Context; default: one on CLNZ_DEVICE, else the first GPU, else
 the first device, made on first use). The nonzero calls take index=
 (int64, int32, uint32); those that write coordinates take order="xy"
 (each entry reversed), and width= (coordinates per entry) where the
-entries are not an item's own (not flatnonzero, nor nonzero_batched). Integer arguments are checked as numpy checks them
-(operator.index: TypeError for a float or a string; OverflowError or
-ValueError, naming the argument, out of range).
+entries are not an item's own (not flatnonzero, nor nonzero_batched).
+Integer arguments are checked as numpy checks them (operator.index:
+TypeError for a float or a string; OverflowError or ValueError, naming
+the argument, out of range).
 
 numpy arrays go in as they are: a strided view is passed with its strides,
 not copied (only a byte-swapped array, or one whose strides are not whole

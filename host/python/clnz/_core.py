@@ -24,13 +24,18 @@ C_INT_MAX = (1 << 31) - 1
 AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
 
 
+def status_name(status):
+    """The constant's name of a status (CLNZ_ERROR_INVALID_VALUE, CL_...)."""
+    return L.clnz_status_string(status).decode().split(":")[0]
+
+
 class Error(RuntimeError):
     """A failed clnz call: `status` is the library's code (OpenCL's own codes
     pass through), `name` its constant's name."""
 
     def __init__(self, status, message):
         self.status = status
-        self.name = L.clnz_status_string(status).decode().split(":")[0]
+        self.name = status_name(status)
         super().__init__(f"clnz: {message}" if message else f"clnz: {self.name}")
 
 
@@ -198,7 +203,7 @@ def options(layout="rows", index="int64", width=None, order="rc", size=None, fil
         # call's clnz.Error, as in the calls without a size)
         msg = ctypes.create_string_buffer(512)
         st = L.clnz_nonzero_options_check(ctypes.byref(opts), msg, len(msg))
-        if st and L.clnz_status_string(st).startswith(b"CLNZ_ERROR_INVALID_VALUE:"):
+        if st and status_name(st) == "CLNZ_ERROR_INVALID_VALUE":
             raise ValueError(f"clnz: fill_value: {msg.value.decode(errors='replace')}")
     return opts
 
