@@ -39,7 +39,7 @@ CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
               kernels/image.cl kernels/lookback.cl kernels/stream.cl kernels/fill.cl kernels/count_axes.cl
 KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
-             kernels/chunk.cl kernels/value.cl kernels/index.cl
+             kernels/chunk.cl kernels/value.cl kernels/index.cl kernels/nt_store.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
         test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem \
         test_fork test_count_batched
@@ -221,6 +221,8 @@ check-kernels:
 	done; \
 	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	  -DSCAN_T=uint kernels/scan.cl; \
+	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	  -DCLNZ_NO_NT_STORE kernels/nonzero.cl; \
 	for o in "5 -DIMAGE_READ=0" "6 -DIMAGE_READ=1" "10 -DIMAGE_READ=2" "5 -DIMAGE_READ=2 -DUNORM_SCALE=255"; do \
 	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	    -DCLNZ_DTYPE=$$o kernels/image.cl; \

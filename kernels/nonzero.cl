@@ -10,6 +10,7 @@
 #include "chunk.cl"
 #include "bitpos.cl"
 #include "index.cl"
+#include "nt_store.cl"
 
 #define LAYOUT_ROWS ABI_LAYOUT_ROWS
 #define LAYOUT_COLUMNS ABI_LAYOUT_COLUMNS
@@ -73,7 +74,7 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
         __global T *dst = (__global T *)out + out_off;                                         \
         ulong i = first;                                                                       \
         for (; i + BLOCK <= last && o < o_end; i += BLOCK) {                                   \
-            uint m = keep ? sel_bits[i / BLOCK] : block_mask(in + i, lo, hi, invert);         \
+            uint m = keep ? sel_bits[i / BLOCK] : block_mask(in + i, lo, hi, invert);          \
             if (o + BLOCK <= o_end) {                                                          \
                 for (uint q = 0; q < BLOCK; q += 8, m >>= 8) {                                 \
                     vstore8(CONVERT8(byte_slots(m & 255u)) + (T)(i + q), 0, dst + o);          \
@@ -89,17 +90,6 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
             o += elem_selected(in[i], lo, hi, invert);                                         \
         }                                                                                      \
     }
-
-inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
-                            __global uchar *out, ulong out_off, ulong o, ulong o_end, ekey_t lo,
-                            ekey_t hi, uint invert, int idx_bytes,
-                            __global const uint *sel_bits, int keep)
-{
-    if (idx_bytes == 8)
-        INDEX_RUN(long, convert_long8)
-    else
-        INDEX_RUN(uint, convert_uint8)
-}
 
 /* Contiguous input with one column per dimension (rows or
  * columns layout). The input is walked a row (of the last dimension) at a
@@ -118,7 +108,8 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
  * what staging wrote; the entries past the staged ones that a vector store
  * writes are within this work-item's slots (checked against o_end), and the
  * next entries overwrite them. (The index run above stays by bytes: its
- * entries are one coordinate, and staging them measured no faster.) */
+ * entries are one coordinate, and staging them measured no faster, except
+ * for non-temporal stores: INDEX_STREAM below.) */
 #define STAGE 256
 
 /* Where dimension d's coordinate goes in an entry: column d, or with
@@ -137,17 +128,19 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
 /* The k staged entries (columns c + pos[e]) from slot o on, at most up to
  * o_end; four at a time in the columns layout and in rows of rank 1 (one
  * column either way: a batch's 1-D items) or 2. */
-#define ND_EMIT_STAGED(T, T4, T8, CONVERT4)                                                    \
+#define ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE4, STORE8)                                    \
     {                                                                                          \
         uint kk = (uint)min((ulong)k, o_end - o);                                              \
         int one_column = layout == LAYOUT_COLUMNS || rank == 1;                                \
         int vec = (one_column || rank == 2) && o + ((kk + 3) & ~3u) <= o_end;                  \
         if (vec && one_column) {                                                               \
             for (uint e = 0; e < kk; e += 4) {                                                 \
-                for (int d_ = 0; d_ < rank - 1; ++d_)                                          \
-                    vstore4((T4)((T)lead[d_]), 0, dst + ND_COL(d_) * capacity + o + e);        \
-                vstore4(CONVERT4(vload4(0, pos + e)) + (T)c, 0,                                \
-                        dst + ND_COL(rank - 1) * capacity + o + e);                            \
+                for (int d_ = 0; d_ < rank - 1; ++d_) {                                        \
+                    T4 lead_ = (T4)((T)lead[d_]);                                              \
+                    STORE4(lead_, dst + ND_COL(d_) * capacity + o + e)                         \
+                }                                                                              \
+                T4 col_ = CONVERT4(vload4(0, pos + e)) + (T)c;                                 \
+                STORE4(col_, dst + ND_COL(rank - 1) * capacity + o + e)                        \
             }                                                                                  \
         } else if (vec) {                                                                      \
             for (uint e = 0; e < kk; e += 4) {                                                 \
@@ -157,7 +150,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                     pair_.even = col_;                                                         \
                 else                                                                           \
                     pair_.odd = col_;                                                          \
-                vstore8(pair_, 0, dst + 2 * (o + e));                                          \
+                STORE8(pair_, dst + 2 * (o + e))                                               \
             }                                                                                  \
         } else {                                                                               \
             for (uint e = 0; e < kk; ++e)                                                      \
@@ -174,6 +167,13 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
  * entries win.) */
 #define ACROSS_ENTRY_COST 6
 
+/* Entry bytes per input element from which a streaming work-item stores
+ * non-temporally (nz_write). */
+#define STREAM_ENTRY_BYTES 6
+#if STREAM_ENTRY_BYTES <= 4
+#error "write_index_run streams only 8-byte indices"
+#endif
+
 /* The positions of the selected elements among the span elements from i on
  * (whole blocks) into pos[0..k), ascending. */
 #define ND_GATHER                                                                              \
@@ -185,7 +185,51 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
             k += popcount(m & 255u);                                                           \
         }                                                                                      \
     }                                                                                          \
-    vstore4((uint4)0, 0, pos + k); /* what a vector emit reads past k */
+    vstore8((uint8)0, 0, pos + k); /* what a vector emit reads past k */
+
+/* The index run with non-temporal stores (nt_store.cl), for outputs far
+ * larger than the caches: the positions of each span's selected elements
+ * are gathered first and their entries stored in one stretch, eight at a
+ * time. INDEX_RUN's bytes overwrite each slot they do not take; with
+ * non-temporal stores those partial lines each went to memory (f32 2^24 at
+ * 10 %: 4 -> 18 ms on PoCL), while gathered stretches leave partial lines
+ * only at their ends, and store nothing past a work-item's own slots. */
+#define INDEX_STREAM(T, T8, CONVERT8)                                                          \
+    {                                                                                          \
+        __global T *dst = (__global T *)out + out_off;                                         \
+        uint pos[STAGE + 8];                                                                   \
+        ulong i = first;                                                                       \
+        for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&        \
+                        o < o_end;                                                             \
+             i += span) {                                                                      \
+            ND_GATHER                                                                          \
+            uint kk = (uint)min((ulong)k, o_end - o), e = 0;                                   \
+            for (; e + 8 <= kk; e += 8) {                                                      \
+                T8 v_ = CONVERT8(vload8(0, pos + e)) + (T)i;                                   \
+                NT_STORE8(v_, dst + o + e)                                                     \
+            }                                                                                  \
+            for (; e < kk; ++e)                                                                \
+                NT_STORE((T)(i + pos[e]), dst + o + e);                                        \
+            o += kk;                                                                           \
+        }                                                                                      \
+        for (; i < last && o < o_end; ++i) {                                                   \
+            dst[o] = (T)i;                                                                     \
+            o += elem_selected(in[i], lo, hi, invert);                                         \
+        }                                                                                      \
+    }
+
+inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
+                            __global uchar *out, ulong out_off, ulong o, ulong o_end, ekey_t lo,
+                            ekey_t hi, uint invert, int idx_bytes,
+                            __global const uint *sel_bits, int keep, int nt)
+{
+    if (nt && idx_bytes == 8) /* 4-byte indices never reach STREAM_ENTRY_BYTES */
+        INDEX_STREAM(long, long8, convert_long8)
+    else if (idx_bytes == 8)
+        INDEX_RUN(long, convert_long8)
+    else
+        INDEX_RUN(uint, convert_uint8)
+}
 
 /* The next row: carry into the leading coordinates, odometer-style. */
 #define ND_CARRY                                                                               \
@@ -202,7 +246,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
 #define ND_EMIT_ACROSS(T)                                                                      \
     {                                                                                          \
         uint kk = (uint)min((ulong)k, o_end - o);                                              \
-        ulong passed = 0; /* elements of the rows carried past, from the row of c */          \
+        ulong passed = 0; /* elements of the rows carried past, from the row of c */           \
         for (uint e = 0; e < kk; ++e) {                                                        \
             ulong col = c + pos[e] - passed;                                                   \
             for (; col >= cols; col -= cols, passed += cols)                                   \
@@ -247,7 +291,10 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                             o < o_end;                                                         \
                  i += span, c += span) {                                                       \
                 ND_GATHER                                                                      \
-                ND_EMIT_STAGED(T, T4, T8, CONVERT4)                                            \
+                if (nt)                                                                        \
+                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, NT_STORE4, NT_STORE8)                  \
+                else                                                                           \
+                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, PLAIN_STORE4, PLAIN_STORE8)            \
             }                                                                                  \
             for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
                 ND_EMIT(T, o, c)                                                               \
@@ -264,7 +311,7 @@ inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int
                          __global const long *meta, __global uchar *out, ulong out_off, ulong o,
                          ulong o_end, ulong capacity, int layout, int reverse, ekey_t lo,
                          ekey_t hi, uint invert, int idx_bytes, __global const uint *sel_bits,
-                         int keep)
+                         int keep, int nt)
 {
     if (idx_bytes == 8)
         ND_RUN(long, long4, long8, convert_long4)
@@ -283,7 +330,8 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
                        __global const uint *item_counts, ulong items_off, ulong bits_off,
                        int keep, __global uchar *out,
                        ulong out_off, ulong capacity, int layout, int width, int reverse,
-                       int idx_bytes, int single, uint p2, __local ulong *scratch, uint items)
+                       int idx_bytes, int stream, int single, uint p2, __local ulong *scratch,
+                       uint items)
 {
     ulong tile = (ulong)get_local_size(0) * items;
     ulong first = get_group_id(0) * tile + get_local_id(0) * items;
@@ -300,11 +348,21 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
      * that was not taken. Random data then costs no mispredicted branches.
      * o_end keeps the writes inside this work-item's own slots. */
     ulong o_end = min(o + c, capacity);
+    /* stream: the output is far larger than the caches (the host's call,
+     * strategy/tiles.c). Non-temporal stores then save the read of each
+     * line, but only where the entries outweigh the input: from
+     * STREAM_ENTRY_BYTES per element on (PoCL, f32 (8192, 8192): rows at 50 %
+     * 56 -> 42 ms, flat at 100 % 45 -> 31 ms; every work-item streaming,
+     * flat at 10 % 23 -> 30 ms and at 50 % even). */
+    int entry_bytes = idx_bytes * (layout == LAYOUT_FLAT ? 1 : width);
+    int nt = stream && (o_end - o) * (ulong)entry_bytes >= (last - first) * STREAM_ENTRY_BYTES;
     /* The common shapes get loops of their own (chosen once per work-item,
      * so the loops carry no layout or rank tests); the odometer does the rest. */
     if (contiguous && (layout == LAYOUT_FLAT || (rank == 1 && width == 1))) {
         write_index_run(in + in_off, first, last, out, out_off, o, o_end, lo, hi, invert,
-                        idx_bytes, item_counts + bits_off, keep);
+                        idx_bytes, item_counts + bits_off, keep, nt);
+        if (nt)
+            NT_STORES_DONE();
         return;
     }
     /* Entries of width <= rank hold the last width dimensions: a batch's
@@ -315,7 +373,9 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     if (contiguous && rank >= 2 && width <= rank && layout != LAYOUT_FLAT) {
         write_nd_run(in + in_off, first, last, width, meta + (rank - width), out, out_off, o,
                      o_end, capacity, layout, reverse, lo, hi, invert, idx_bytes,
-                     item_counts + bits_off, keep);
+                     item_counts + bits_off, keep, nt);
+        if (nt)
+            NT_STORES_DONE();
         return;
     }
     int need_coords = rank > 1 && layout != LAYOUT_FLAT;

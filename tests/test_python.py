@@ -543,6 +543,42 @@ def test_threads_share_the_default_context(rng):
     assert errors == []
 
 
+def test_non_temporal_stores_follow_the_output_size_and_its_pages():
+    """The writing pass stores non-temporally (kernels/nt_store.cl) on a CPU
+    device where the entries can reach 128 MiB, but not into a blocking
+    call's fresh result pages (the system zeroes them into the cache on
+    first touch: streaming there cost 127 -> 175 ms for a 1 GiB result).
+    A result given back is kept for the next call (core/result_mem.c),
+    whose pages are then warm. CLNZ_DEBUG=1 logs each such writing pass;
+    CLNZ_STREAM_STORES=0 turns them off. Every result against numpy."""
+    code = r"""
+import sys, numpy as np, clnz
+ctx = clnz.Context()
+if ctx.device.type != "CPU":
+    print("not a CPU device"); sys.exit(0)
+big = np.ones((2100, 4096), np.float32)  # rows: 16 bytes per entry, 131 MiB
+big[5, 7] = 0
+small = np.ones((1024, 4096), np.float32)  # 64 MiB of entries
+for what, a in (("fresh", big), ("kept", big), ("small", small)):
+    print("== " + what, file=sys.stderr, flush=True)
+    r = clnz.argwhere(a, context=ctx)
+    assert np.array_equal(r, np.argwhere(a)), what
+    del r
+"""
+    logs = {}
+    for setting in ("", "0"):
+        env = dict(os.environ, CLNZ_DEBUG="1", CLNZ_STREAM_STORES=setting)
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr[-2000:]
+        if "not a CPU device" in p.stdout:
+            pytest.skip("the default device is not a CPU")
+        parts = p.stderr.split("== ")[1:]
+        logs[setting] = {part.split("\n")[0]: part.count("nz_write: non-temporal stores")
+                         for part in parts}
+    assert logs[""] == {"fresh": 0, "kept": 1, "small": 0}, logs
+    assert logs["0"] == {"fresh": 0, "kept": 0, "small": 0}, logs
+
+
 def test_library_not_found_is_a_clear_import_error(tmp_path):
     env = dict(os.environ, CLNZ_LIBRARY=str(tmp_path / "libclnz.so"))
     p = subprocess.run([sys.executable, "-c", "import clnz"], env=env, capture_output=True,

@@ -492,6 +492,69 @@ static void test_lookback_fallback_and_32bit_states(void **state)
     }
 }
 
+/* Non-temporal stores (kernels/nt_store.cl), forced on (CLNZ_STREAM_STORES=1;
+ * by default only outputs of 128 MiB and more on a CPU take them, which
+ * test_python's debug-log test checks). A work-item of the writing pass
+ * stores so from 6 entry bytes per element: flat and 1-D int64 from 75 %
+ * selected, pairs and 2-D columns from 37.5 % in int64 and 75 % in 32
+ * bits; the rest of its writes (rows of rank 3 and more, rows shorter than
+ * a block, chunk tails) stay plain. Dense inputs through everything
+ * run_input does, and int64 rows and columns in both orders, at launches
+ * that keep the selection bits (items a multiple of 32) with one and with
+ * several 256-element spans per work-item, one that does not keep them,
+ * and one tile. */
+static void test_stream_stores(void **state)
+{
+    (void)state;
+    static const struct {
+        int rank;
+        int64_t shape[3];
+    } dense[] = {{1, {5000}}, {2, {61, 183}}, {2, {3, 3000}}, {3, {9, 40, 33}}, {2, {700, 2}}};
+    const tu_launch launches[] = {{3, 64}, {2, 1024}, {4, 1000}, {4, 1600}};
+    setenv("CLNZ_STREAM_STORES", "1", 1);
+    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
+        clnz_strategy s = l == 3 ? CLNZ_STRATEGY_SINGLE_TILE : CLNZ_STRATEGY_TWO_PASS;
+        uint64_t tile = launches[l].wg * launches[l].items;
+        clnz_context *ctx = new_context(s, launches[l].wg, launches[l].items);
+        for (size_t k = 0; k < sizeof dense / sizeof *dense; ++k) {
+            uint64_t n = 1;
+            for (int d = 0; d < dense[k].rank; ++d)
+                n *= (uint64_t)dense[k].shape[d];
+            if (s == CLNZ_STRATEGY_SINGLE_TILE && n > tile)
+                continue; /* single-tile serves one tile */
+            for (int full = 0; full < 2; ++full) {
+                input in, mask;
+                input_make(&in, CLNZ_F32, dense[k].rank, dense[k].shape, 0, full ? 1.0 : 0.9);
+                input_make(&mask, CLNZ_U8, dense[k].rank, dense[k].shape, 0, 0.95);
+                char what[96];
+                snprintf(what, sizeof what, "stream stores, %s wg %zu items %zu shape %zu %s",
+                         clnz_strategy_name(s), launches[l].wg, launches[l].items, k,
+                         full ? "all selected" : "90 %");
+                run_input(ctx, &in, &mask, what, s == CLNZ_STRATEGY_SINGLE_TILE ? tile : 0);
+                for (int v = 0; v < 4; ++v) { /* run_input's rotation gives these 32 bits */
+                    clnz_nonzero_options o;
+                    clnz_nonzero_options_init(&o);
+                    o.layout = v / 2 ? CLNZ_LAYOUT_COLUMNS : CLNZ_LAYOUT_ROWS;
+                    o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+                    expect_nonzero(ctx, &in, NULL, &o, what);
+                }
+                free(in.buf);
+                free(mask.buf);
+            }
+        }
+        clnz_context_release(ctx);
+    }
+    unsetenv("CLNZ_STREAM_STORES");
+}
+
+/* A failed assertion leaves a test early: not with its variable set. */
+static int unset_stream_stores(void **state)
+{
+    (void)state;
+    unsetenv("CLNZ_STREAM_STORES");
+    return 0;
+}
+
 static void test_stream(void **state)
 {
     (void)state;
@@ -592,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_lookback),
         cmocka_unit_test(test_lookback_vector_loads),
         cmocka_unit_test(test_lookback_fallback_and_32bit_states),
+        cmocka_unit_test_teardown(test_stream_stores, unset_stream_stores),
         cmocka_unit_test(test_stream),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

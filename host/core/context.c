@@ -181,6 +181,23 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     return CLNZ_SUCCESS;
 }
 
+/* CLNZ_STREAM_STORES: 1 or 0 forces the writing pass's non-temporal stores
+ * on or off; unset or empty leaves them to the output's size. */
+static clnz_status stream_stores_from_env(clnz_context *c, char *msg, size_t msg_size)
+{
+    const char *env = getenv("CLNZ_STREAM_STORES");
+    c->stream_stores = -1;
+    if (!env || !*env)
+        return CLNZ_SUCCESS;
+    int on;
+    clnz_status st = env_flag("CLNZ_STREAM_STORES",
+                              "1 (non-temporal stores where the kernel can) or 0 (never)", &on,
+                              msg, msg_size);
+    if (!st)
+        c->stream_stores = on;
+    return st;
+}
+
 /* CLNZ_MAX_ALLOC (bytes, or with a K, M or G suffix) lowers the largest
  * allocation clnz allows itself below the device's: tests and users of a
  * shared device make the blocking calls cut their inputs in chunks with it.
@@ -227,6 +244,8 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
         st = strategy_from_env(c, msg, msg_size);
     if (!st)
         st = lookback_setup(c, msg, msg_size);
+    if (!st)
+        st = stream_stores_from_env(c, msg, msg_size);
     if (st)
         return st;
     cl_int e = clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);

@@ -101,6 +101,10 @@ struct clnz_context {
      * CLNZ_LOOKBACK_SPIN=N override both (tests force every path). */
     int lookback_atom64;
     unsigned lookback_spin;
+    /* The writing pass's non-temporal stores (kernels/nt_store.cl): -1 the
+     * output's size decides (strategy/tiles.c), 0 never, 1 wherever the
+     * kernel would (CLNZ_STREAM_STORES=0/1: tests force both). */
+    int stream_stores;
     /* Programs: whether this context may compile (the device has a
      * compiler and CLNZ_NO_COMPILE is not 1; else why not), and the bundle
      * it loads programs from first (clnz_context_use_bundle, CLNZ_BUNDLE). */

@@ -86,6 +86,13 @@ static void *take_kept(size_t bytes)
 
 void *alloc_result(size_t bytes)
 {
+    int fresh;
+    return alloc_result_fresh(bytes, &fresh);
+}
+
+void *alloc_result_fresh(size_t bytes, int *fresh)
+{
+    *fresh = 0; /* the heap's: small blocks are mostly reused */
     if (bytes < 2 * HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
     void *p = NULL;
@@ -101,6 +108,7 @@ void *alloc_result(size_t bytes)
         return p;
     if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
         return NULL;
+    *fresh = 1; /* a block this large is mapped anew */
 #ifdef MADV_HUGEPAGE
     madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
 #endif

@@ -10,6 +10,9 @@
 
 /* At least `bytes` (1 for 0) of malloc'd memory, or NULL. */
 void *alloc_result(size_t bytes);
+/* The same, and in *fresh whether the block's pages are new to the process
+ * (the system zeroes each on its first touch) rather than reused. */
+void *alloc_result_fresh(size_t bytes, int *fresh);
 /* A result's memory back from the caller (NULL is fine). */
 void free_result(void *p);
 /* A context is made / released: the kept blocks go when the last one does. */

@@ -112,10 +112,13 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
 }
 
 
-clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf)
+clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf, int *fresh)
 {
+    int new_pages;
     *buf = NULL;
-    *host = alloc_result(bytes);
+    *host = alloc_result_fresh(bytes, &new_pages);
+    if (fresh)
+        *fresh = ctx->is_cpu && new_pages;
     if (!*host)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes", bytes);
     if (!bytes)

@@ -21,8 +21,9 @@ clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, voi
 /* A result of `bytes` on the host (alloc_result, core/result_mem.h) and
  * the device buffer the kernels write it to (none for 0 bytes);
  * fetch_result(..., ctx->is_cpu) then brings it home. The caller frees
- * both (the host one with free_result), whatever fails. */
-clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf);
+ * both (the host one with free_result), whatever fails. fresh (or NULL):
+ * 1 where a CPU device writes into pages new to the process. */
+clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf, int *fresh);
 /* The result in dst: read back, or, in_place (a CPU device wrote into dst
  * through CL_MEM_USE_HOST_PTR), mapped to make the writes visible. */
 clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place);

@@ -219,7 +219,7 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
         return st;
     size_t bytes = (size_t)*entries * entry_bytes;
     cl_mem outb = NULL;
-    st = result_alloc(ctx, bytes, host, &outb);
+    st = result_alloc(ctx, bytes, host, &outb, &job->out_fresh);
     if (!st && bytes) {
         job->out = outb;
         job->out_off = 0;

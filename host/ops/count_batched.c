@@ -384,7 +384,7 @@ static clnz_status count_batched_direct(clnz_context *ctx, const tensor_info *t,
     int64_t base = 0;
     chain ch;
     chain_begin(&ch, ctx, 0, NULL);
-    st = result_alloc(ctx, bytes, &host, &outb);
+    st = result_alloc(ctx, bytes, &host, &outb, NULL);
     if (!st && bytes)
         st = upload(ctx, t, data, &inb, &base);
     if (!st && bytes)

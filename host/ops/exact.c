@@ -55,6 +55,7 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
         job->out = *out_buf;
         job->out_off = 0;
         job->capacity = entries;
+        job->out_fresh = ctx->is_cpu; /* a new buffer: on a CPU, new pages */
         if (!st)
             st = s->write(&ch, job, 1);
         if (!st && e->has_fill)

@@ -393,7 +393,7 @@ clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void 
                      "the result's %llu elements exceed the device's largest allocation",
                      (unsigned long long)w->n));
     size_t bytes = (size_t)w->n * vb;
-    TRY(result_alloc(ctx, bytes, &host, &outb));
+    TRY(result_alloc(ctx, bytes, &host, &outb, NULL));
     if (bytes) {
         TRY(where_launch(&ch, w, &in, outb, 0));
         TRY(fetch_result(&ch, outb, bytes, host, ctx->is_cpu));

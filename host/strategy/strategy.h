@@ -48,6 +48,10 @@ typedef struct {
      * units) of `out`; the first min(z, capacity) are written */
     cl_mem out;
     uint64_t out_off, capacity;
+    /* out's pages are new to the process (a blocking call's result on a
+     * CPU): the system zeroes each on its first touch, which leaves its
+     * lines in the cache, so stores that bypass it only cost (tiles.c) */
+    int out_fresh;
     /* the true count z, a u64 at element count_off of `count` */
     cl_mem count;
     uint64_t count_off;

@@ -58,6 +58,32 @@ int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit)
     return job->emit == ABI_EMIT_COORDS && t->contiguous && runs && kit->cfg.items % 32 == 0;
 }
 
+/* Entry bytes from which nz_write may store non-temporally on a CPU
+ * device (kernels/nt_store.cl; each work-item then asks its own density):
+ * the entries must be far beyond what the caches keep, or the stores that
+ * skip them cost the next reader, and a benchmark's next run, the cache
+ * hits. Measured on PoCL on the 2-core Intel VM, f32 100 %, medians of 5
+ * processes: 32 MiB of entries (flat 2^22) 1.3 -> 1.5 ms, 64 MiB (rows
+ * 2^22) 2.4 -> 3.1 ms: lost; 64 MiB (flat 2^23) 3.1 -> 3.3 ms: even;
+ * 128 MiB (rows 2^23) 9.8 -> 6.0 ms, (flat 2^24) 11.6 -> 7.3 ms, 1 GiB
+ * (rows 2^26) 81 -> 49 ms: won. (That VM's PoCL reports a 300 MiB cache,
+ * its host's L3, shared with other machines: no guide, so not used.) The
+ * bytes are those the entries can reach, min(capacity, elements) of them.
+ * GPUs: not measured, so never by default. */
+#define STREAM_MIN_BYTES ((uint64_t)128 << 20)
+
+static cl_int tile_streams(const clnz_context *ctx, const nz_job *job)
+{
+    if (ctx->stream_stores >= 0)
+        return ctx->stream_stores;
+    if (job->out_fresh) /* f32 2^26 100 %, a fresh 1 GiB result: 127 -> 175 ms streamed */
+        return 0;
+    uint64_t columns = job->layout == ABI_LAYOUT_FLAT ? 1 : (uint64_t)job->width;
+    uint64_t entry = job->idx_bytes * columns;
+    uint64_t entries = job->capacity < job->t.n ? job->capacity : job->t.n;
+    return ctx->is_cpu && entries * entry >= STREAM_MIN_BYTES;
+}
+
 uint64_t tile_sel_bits_words(const nz_job *job) { return (job->t.n + 31) / 32; }
 
 clnz_status tile_count(chain *ch, nz_job *job, const tile_kit *kit, cl_mem tile_counts,
@@ -136,13 +162,16 @@ clnz_status tile_write(chain *ch, nz_job *job, const tile_kit *kit, cl_mem offse
     } else {
         name = "nz_write";
         cl_int layout = job->layout, width = job->width, reverse = job->reverse;
-        cl_int idx = (cl_int)job->idx_bytes;
+        cl_int idx = (cl_int)job->idx_bytes, stream = writes && tile_streams(ctx, job);
+        if (ctx->debug && stream)
+            fprintf(stderr, "clnz-debug: nz_write: non-temporal stores where dense\n");
         karg args[] = {JOB_KARGS_IN(a),     KARG(offsets),   KARG(a_offsets_off),
                        KARG(ctx->scratch), KARG(a_items_off), KARG(a_bits_off),
                        KARG(keep),         KARG(out),         KARG(a_out_off),
                        KARG(cap),          KARG(layout),      KARG(width),
-                       KARG(reverse),      KARG(idx),         KARG(a_single),
-                       KARG(p2),           KLOCAL(p2 * sizeof(cl_ulong)), KARG(items)};
+                       KARG(reverse),      KARG(idx),         KARG(stream),
+                       KARG(a_single),     KARG(p2),          KLOCAL(p2 * sizeof(cl_ulong)),
+                       KARG(items)};
         st = set_args(ctx, kit->write_k, name, args, (int)(sizeof args / sizeof args[0]));
     }
     if (!st)
