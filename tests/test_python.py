@@ -545,7 +545,7 @@ def test_threads_share_the_default_context(rng):
 
 def test_non_temporal_stores_follow_the_output_size_and_its_pages():
     """The writing pass stores non-temporally (kernels/nt_store.cl) on a CPU
-    device where the entries can reach 128 MiB, but not into a blocking
+    device where the entries can reach 96 MiB, but not into a blocking
     call's fresh result pages (the system zeroes them into the cache on
     first touch: streaming there cost 127 -> 175 ms for a 1 GiB result).
     A result given back is kept for the next call (core/result_mem.c),

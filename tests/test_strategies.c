@@ -493,7 +493,7 @@ static void test_lookback_fallback_and_32bit_states(void **state)
 }
 
 /* Non-temporal stores (kernels/nt_store.cl), forced on (CLNZ_STREAM_STORES=1;
- * by default only outputs of 128 MiB and more on a CPU take them, which
+ * by default only outputs of 96 MiB and more on a CPU take them, which
  * test_python's debug-log test checks). A work-item of the writing pass
  * stores so from 6 entry bytes per element: flat and 1-D int64 from 75 %
  * selected, pairs and 2-D columns from 37.5 % in int64 and 75 % in 32

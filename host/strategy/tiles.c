@@ -63,14 +63,15 @@ int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit)
  * the entries must be far beyond what the caches keep, or the stores that
  * skip them cost the next reader, and a benchmark's next run, the cache
  * hits. Measured on PoCL on the 2-core Intel VM, f32 100 %, medians of 5
- * processes: 32 MiB of entries (flat 2^22) 1.3 -> 1.5 ms, 64 MiB (rows
- * 2^22) 2.4 -> 3.1 ms: lost; 64 MiB (flat 2^23) 3.1 -> 3.3 ms: even;
- * 128 MiB (rows 2^23) 9.8 -> 6.0 ms, (flat 2^24) 11.6 -> 7.3 ms, 1 GiB
- * (rows 2^26) 81 -> 49 ms: won. (That VM's PoCL reports a 300 MiB cache,
+ * processes, plain -> streamed: 32 to 48 MiB of entries (flat) 1.2 -> 1.6,
+ * 1.4 -> 2.3, 1.9 -> 2.8 ms; 64 MiB (rows) 2.4 -> 3.1 and 2.9 -> 2.6 ms
+ * in two runs; 80 MiB (rows) 3.3 -> 3.8 ms: lost; 96 MiB (rows) 6.3 ->
+ * 4.6 ms, 128 MiB (rows) 9.8 -> 6.0 ms, (flat) 11.6 -> 7.3 ms, 1 GiB
+ * (rows) 81 -> 49 ms: won. (That VM's PoCL reports a 300 MiB cache,
  * its host's L3, shared with other machines: no guide, so not used.) The
  * bytes are those the entries can reach, min(capacity, elements) of them.
  * GPUs: not measured, so never by default. */
-#define STREAM_MIN_BYTES ((uint64_t)128 << 20)
+#define STREAM_MIN_BYTES ((uint64_t)96 << 20)
 
 static cl_int tile_streams(const clnz_context *ctx, const nz_job *job)
 {
