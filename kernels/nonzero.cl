@@ -116,19 +116,23 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
  * reverse (order xy) column rank - 1 - d. */
 #define ND_COL(d) ((ulong)(reverse ? rank - 1 - (d) : (d)))
 
-#define ND_EMIT(T, slot, last_coord)                                                           \
+#define ND_EMIT_BY(STORE, T, slot, last_coord)                                                 \
     {                                                                                          \
         ulong base_ = layout == LAYOUT_ROWS ? (slot) * (ulong)rank : (slot);                   \
         ulong step_ = layout == LAYOUT_ROWS ? 1 : capacity;                                    \
         for (int d_ = 0; d_ < rank - 1; ++d_)                                                  \
-            dst[base_ + ND_COL(d_) * step_] = (T)lead[d_];                                     \
-        dst[base_ + ND_COL(rank - 1) * step_] = (T)(last_coord);                               \
+            STORE((T)lead[d_], dst + base_ + ND_COL(d_) * step_);                              \
+        STORE((T)(last_coord), dst + base_ + ND_COL(rank - 1) * step_);                        \
     }
+#define ND_EMIT(T, slot, last_coord) ND_EMIT_BY(PLAIN_STORE, T, slot, last_coord)
 
 /* The k staged entries (columns c + pos[e]) from slot o on, at most up to
  * o_end; four at a time in the columns layout and in rows of rank 1 (one
- * column either way: a batch's 1-D items) or 2. */
-#define ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE4, STORE8)                                    \
+ * column either way: a batch's 1-D items) or 2. STORE, STORE4, STORE8:
+ * the stores of one, four and eight indices, plain or non-temporal
+ * (nt_store.cl; chosen per span outside this macro, as a test inside its
+ * loops measured no gain on PoCL: 22 against 12 ms, f32 2^24 rows). */
+#define ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8)                             \
     {                                                                                          \
         uint kk = (uint)min((ulong)k, o_end - o);                                              \
         int one_column = layout == LAYOUT_COLUMNS || rank == 1;                                \
@@ -154,7 +158,7 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
             }                                                                                  \
         } else {                                                                               \
             for (uint e = 0; e < kk; ++e)                                                      \
-                ND_EMIT(T, o + e, c + pos[e])                                                  \
+                ND_EMIT_BY(STORE, T, o + e, c + pos[e])                                        \
         }                                                                                      \
         o += kk;                                                                               \
     }
@@ -292,9 +296,10 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                  i += span, c += span) {                                                       \
                 ND_GATHER                                                                      \
                 if (nt)                                                                        \
-                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, NT_STORE4, NT_STORE8)                  \
+                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, NT_STORE, NT_STORE4, NT_STORE8)        \
                 else                                                                           \
-                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, PLAIN_STORE4, PLAIN_STORE8)            \
+                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4,             \
+                                   PLAIN_STORE8)                                               \
             }                                                                                  \
             for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
                 ND_EMIT(T, o, c)                                                               \

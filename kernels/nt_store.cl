@@ -52,6 +52,7 @@
 #endif
 
 /* Their plain twins, for code written once for both kinds of store. */
+#define PLAIN_STORE(v, p) (*(p) = (v))
 #define PLAIN_STORE4(v, p) vstore4((v), 0, (p));
 #define PLAIN_STORE8(v, p) vstore8((v), 0, (p));
 

@@ -497,12 +497,12 @@ static void test_lookback_fallback_and_32bit_states(void **state)
  * test_python's debug-log test checks). A work-item of the writing pass
  * stores so from 6 entry bytes per element: flat and 1-D int64 from 75 %
  * selected, pairs and 2-D columns from 37.5 % in int64 and 75 % in 32
- * bits; the rest of its writes (rows of rank 3 and more, rows shorter than
- * a block, chunk tails) stay plain. Dense inputs through everything
- * run_input does, and int64 rows and columns in both orders, at launches
- * that keep the selection bits (items a multiple of 32) with one and with
- * several 256-element spans per work-item, one that does not keep them,
- * and one tile. */
+ * bits, rank 3 rows from 25 % in int64; the rest of its writes (rows
+ * shorter than a block, whole entries, chunk tails) stay plain. Dense
+ * inputs through everything run_input does, and int64 rows and columns in
+ * both orders, at launches that keep the selection bits (items a multiple
+ * of 32) with one and with several 256-element spans per work-item, one
+ * that does not keep them, and one tile. */
 static void test_stream_stores(void **state)
 {
     (void)state;
