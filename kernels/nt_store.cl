@@ -14,13 +14,16 @@
 #ifndef CLNZ_NT_STORE_CL
 #define CLNZ_NT_STORE_CL
 
+/* A plain store: NT_STORE's fallback, and its twin in such code. */
+#define PLAIN_STORE(v, p) (*(p) = (v))
+
 #if defined(__has_builtin) && !defined(CLNZ_NO_NT_STORE)
 #if __has_builtin(__builtin_nontemporal_store)
 #define NT_STORE(v, p) __builtin_nontemporal_store((v), (p))
 #endif
 #endif
 #ifndef NT_STORE
-#define NT_STORE(v, p) (*(p) = (v))
+#define NT_STORE(v, p) PLAIN_STORE(v, p)
 #endif
 
 #define NT_STORE4(v, p)                                                                        \
@@ -51,8 +54,8 @@
 #define NT_STORES_DONE() ((void)0)
 #endif
 
-/* Their plain twins, for code written once for both kinds of store. */
-#define PLAIN_STORE(v, p) (*(p) = (v))
+/* The plain twins of NT_STORE4 and NT_STORE8, for code written once for
+ * both kinds of store. */
 #define PLAIN_STORE4(v, p) vstore4((v), 0, (p));
 #define PLAIN_STORE8(v, p) vstore8((v), 0, (p));
 
