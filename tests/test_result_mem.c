@@ -11,6 +11,8 @@
  * address of a block that had been unmapped instead of kept. */
 #include "testutil.h"
 
+#include "core/result_mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -125,6 +127,64 @@ static void test_select_results_are_kept(void **state)
     free(x);
 }
 
+/* A block of size `bytes` laid out as the library lays out a large
+ * result's, never touched: it takes the address of an unmapped block, not
+ * memory. */
+static void *decoy_of(size_t bytes)
+{
+    void *p = NULL;
+    assert_int_equal(posix_memalign(&p, (size_t)2 << 20, bytes), 0);
+    return p;
+}
+
+/* The limits (1 GiB in all, two blocks) hold for the results' sizes, not
+ * for the larger blocks the allocator rounds them up to: a 1 GiB result is
+ * kept, and two of 512 MiB together; a block beyond 1 GiB is not kept.
+ * Through result_mem's own calls, pages untouched, so the test costs
+ * address space, not memory or time. */
+static void test_results_up_to_the_limit_are_kept(void **state)
+{
+    (void)state;
+    tu_context(); /* blocks are kept while a context lives */
+    const size_t gib = (size_t)1 << 30, half = gib / 2;
+    int fresh;
+    void *one = alloc_result_fresh(gib, &fresh);
+    assert_non_null(one);
+    assert_true(fresh);
+    free_result(one);
+    void *decoy = decoy_of(gib);
+    void *again = alloc_result_fresh(gib, &fresh);
+    assert_ptr_equal(again, one);
+    assert_false(fresh);
+    free(decoy);
+
+    void *a = alloc_result_fresh(half, &fresh), *b = alloc_result_fresh(half, &fresh);
+    assert_non_null(a);
+    assert_non_null(b);
+    free_result(again); /* kept, then given up for the two below (1.5 GiB) */
+    free_result(a);
+    free_result(b);
+    void *decoys[2] = {decoy_of(half), decoy_of(half)};
+    int fresh_c;
+    void *c = alloc_result_fresh(half, &fresh_c), *d = alloc_result_fresh(half, &fresh);
+    assert_false(fresh_c || fresh);
+    assert_true((c == a && d == b) || (c == b && d == a));
+    free_result(c);
+    free_result(d);
+    free(decoys[0]);
+    free(decoys[1]);
+
+    void *over = alloc_result_fresh(gib + ((size_t)4 << 20), &fresh);
+    assert_non_null(over);
+    free_result(over);
+    decoy = decoy_of(gib + ((size_t)4 << 20));
+    void *next = alloc_result_fresh(gib + ((size_t)4 << 20), &fresh);
+    assert_ptr_not_equal(next, over);
+    assert_true(fresh);
+    free_result(next);
+    free(decoy);
+}
+
 /* The header promises malloc'd memory: a caller may free() a result itself,
  * and the kept block is then simply not there for the next call. */
 static void test_a_result_freed_with_free(void **state)
@@ -162,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_large_results_take_the_block_the_last_one_left),
         cmocka_unit_test(test_select_results_are_kept),
         cmocka_unit_test(test_a_result_freed_with_free),
+        cmocka_unit_test(test_results_up_to_the_limit_are_kept),
         cmocka_unit_test(test_no_advice_after_the_last_context), /* last: it releases */
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,12 @@
 #define HEAP_REUSE_MAX ((size_t)32 << 20)
 #define KEPT_SLOTS 2
 #define KEPT_MAX_BYTES ((size_t)1 << 30)
+/* What a large block holds beyond the result it was asked for: the limits
+ * see its usable size, which posix_memalign rounds up by under HUGE_PAGE
+ * (glibc: 0.7 MiB for 1 GiB, 1.7 MiB for 33 MiB), so they allow this much
+ * per block. Without it a 1 GiB result (f32 (8192, 8192) as pairs) was
+ * never kept, nor two of 512 MiB together. */
+#define KEPT_SLACK HUGE_PAGE
 #define PAGE ((uintptr_t)4096)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -126,7 +132,8 @@ static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
         size_t total = bytes;
         for (int i = 0; i < n_kept; ++i)
             total += kept[i].bytes;
-        while (n_kept && (n_kept == KEPT_SLOTS || total > KEPT_MAX_BYTES)) {
+        while (n_kept &&
+               (n_kept == KEPT_SLOTS || total > KEPT_MAX_BYTES + (n_kept + 1) * KEPT_SLACK)) {
             total -= kept[0].bytes;
             evicted[(*n_evicted)++] = drop_kept(0); /* the oldest goes */
         }
@@ -155,7 +162,7 @@ void free_result(void *p)
 {
 #if CAN_KEEP
     size_t bytes = p ? malloc_usable_size(p) : 0;
-    if (bytes > HEAP_REUSE_MAX && bytes <= KEPT_MAX_BYTES && keeping() &&
+    if (bytes > HEAP_REUSE_MAX && bytes <= KEPT_MAX_BYTES + KEPT_SLACK && keeping() &&
         advise_inside(p, bytes, MADV_FREE) == 0) { /* outside the lock: a system call */
         void *evicted[KEPT_SLOTS + 1];
         int n_evicted = 0;
