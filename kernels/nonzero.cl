@@ -126,13 +126,31 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
     }
 #define ND_EMIT(T, slot, last_coord) ND_EMIT_BY(PLAIN_STORE, T, slot, last_coord)
 
+/* A row's entry of rank 3 or 4 as a vector, for ND_EMIT_STAGED: tmpl_
+ * holds the row's leading coordinates in their columns (and 0 in the last
+ * coordinate's), colsel_ all ones in the last coordinate's column, so that
+ * select(tmpl_, col, colsel_) is the whole entry: one store for rank 4
+ * where one store per coordinate, each placed by ND_COL, took 3x the time
+ * of the flat indices (PoCL, f32 (16, 32, 64, 64) at 10 %). */
+#define ND_ENTRY_TEMPLATE(T, T4)                                                               \
+    T tm_[4] = {0, 0, 0, 0}, cs_[4] = {0, 0, 0, 0};                                            \
+    for (int d_ = 0; d_ < rank - 1; ++d_)                                                      \
+        tm_[ND_COL(d_)] = (T)lead[d_];                                                         \
+    cs_[ND_COL(rank - 1)] = (T)-1;                                                             \
+    T4 tmpl_ = vload4(0, tm_), colsel_ = vload4(0, cs_);
+
 /* The k staged entries (columns c + pos[e]) from slot o on, at most up to
  * o_end; four at a time in the columns layout and in rows of rank 1 (one
- * column either way: a batch's 1-D items) or 2. STORE, STORE4, STORE8:
- * the stores of one, four and eight indices, plain or non-temporal
- * (nt_store.cl; chosen per span outside this macro, as a test inside its
- * loops measured no gain on PoCL: 22 against 12 ms, f32 2^24 rows). */
-#define ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8)                             \
+ * column either way: a batch's 1-D items) or 2; whole entries from a
+ * template (ND_ENTRY_TEMPLATE) in rows of rank 3 and 4 when ENTRY_VEC.
+ * STORE, STORE4, STORE8: the stores of one, four and eight indices, plain
+ * or non-temporal (nt_store.cl; chosen outside this macro, ND_ROWS, as a
+ * test inside its loops measured no gain on PoCL: 22 against 12 ms, f32
+ * 2^24 rows). Non-temporal stores take ENTRY_VEC 0: PoCL's compiler merged
+ * a template's lanes into plain stores beside one non-temporal store, so
+ * that each line was cached and then flushed (f32 (16, 32, 64, 64) at 50 %:
+ * 2.4 -> 300 ms). */
+#define ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)                  \
     {                                                                                          \
         uint kk = (uint)min((ulong)k, o_end - o);                                              \
         int one_column = layout == LAYOUT_COLUMNS || rank == 1;                                \
@@ -155,6 +173,19 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
                 else                                                                           \
                     pair_.odd = col_;                                                          \
                 STORE8(pair_, dst + 2 * (o + e))                                               \
+            }                                                                                  \
+        } else if (ENTRY_VEC && layout == LAYOUT_ROWS && (rank == 3 || rank == 4)) {           \
+            ND_ENTRY_TEMPLATE(T, T4)                                                           \
+            for (uint e = 0; e < kk; ++e) {                                                    \
+                T4 ent_ = select(tmpl_, (T4)((T)(c + pos[e])), colsel_);                       \
+                __global T *p_ = dst + (o + e) * (ulong)rank;                                  \
+                if (rank == 4) {                                                               \
+                    STORE4(ent_, p_)                                                           \
+                } else {                                                                       \
+                    STORE(ent_.s0, p_);                                                        \
+                    STORE(ent_.s1, p_ + 1);                                                    \
+                    STORE(ent_.s2, p_ + 2);                                                    \
+                }                                                                              \
             }                                                                                  \
         } else {                                                                               \
             for (uint e = 0; e < kk; ++e)                                                      \
@@ -179,11 +210,15 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
 #endif
 
 /* The positions of the selected elements among the span elements from i on
- * (whole blocks) into pos[0..k), ascending. */
+ * into pos[0..k), ascending. The blocks are read whole, so a span that is
+ * not whole blocks needs its last block's elements in the input (below n);
+ * the bits past the span are dropped. */
 #define ND_GATHER                                                                              \
     uint k = 0;                                                                                \
     for (uint b = 0; b < span; b += BLOCK) {                                                   \
         uint m = keep ? kept_mask(sel_bits, i + b) : block_mask(in + i + b, lo, hi, invert);   \
+        if (span - b < BLOCK)                                                                  \
+            m &= (1u << (span - b)) - 1;                                                       \
         for (uint q = 0; q < BLOCK; q += 8, m >>= 8) {                                         \
             vstore8(byte_slots(m & 255u) + (uint8)(b + q), 0, pos + k);                        \
             k += popcount(m & 255u);                                                           \
@@ -262,12 +297,48 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
             ND_CARRY                                                                           \
     }
 
+/* How many of the `left` elements from i on (of a row) ND_RUN stages next:
+ * up to STAGE, whole blocks, and in rows of a block or more the part of a
+ * block at the row's end too, where that whole block can be read (below
+ * n). That part went element by element, a whole entry per element,
+ * selected or not: rows of 56 took 6x the time of the flat indices (f32
+ * (32, 64, 56, 56) at 10 % on PoCL). Rows shorter than a block keep that
+ * (see below). */
+#define ND_ROW_SPAN(left)                                                                      \
+    (uint)((left) >= STAGE ? STAGE                                                             \
+           : cols >= BLOCK && i + ((left) + BLOCK - 1) / BLOCK * BLOCK <= n                    \
+               ? (left)                                                                        \
+               : (left) / BLOCK * BLOCK)
+
+/* ND_RUN's rows, a row at a time, each span staged (ND_ROW_SPAN) and written
+ * with STORE, STORE4 and STORE8 (ND_EMIT_STAGED). ND_RUN instantiates it
+ * per kind of store: with the choice inside the loop, the non-temporal
+ * rows of rank 3 ran 10 % slower once the plain ones had their entry
+ * templates (PoCL, f32 (256, 256, 256) at 100 %: 25 -> 28 ms). */
+#define ND_ROWS(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)                         \
+    while (i < last && o < o_end) {                                                            \
+        ulong seg_end = min(last, i + (cols - c));                                             \
+        for (uint span; (span = ND_ROW_SPAN(seg_end - i)) && o < o_end;                        \
+             i += span, c += span) {                                                           \
+            ND_GATHER                                                                          \
+            ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)              \
+        }                                                                                      \
+        for (; i < seg_end && o < o_end; ++i, ++c) {                                           \
+            ND_EMIT(T, o, c)                                                                   \
+            o += elem_selected(in[i], lo, hi, invert);                                         \
+        }                                                                                      \
+        if (c == cols) {                                                                       \
+            c = 0;                                                                             \
+            ND_CARRY                                                                           \
+        }                                                                                      \
+    }
+
 /* Rows shorter than a block (the 16 elements of a (2, 4, ..., 16) tensor's,
  * the 3 of a point cloud's) leave no whole block inside a row to stage:
  * each element wrote a whole entry, selected or not (a rank 8 tensor's rows
  * took 8x the time of its flat indices). A sparse enough work-item stages
- * across rows first; the rest goes a row at a time as above, the part of a
- * row short of a block element by element. */
+ * across rows first; the rest goes a row at a time as above, a row short
+ * of a block (and the input's last elements) element by element. */
 #define ND_RUN(T, T4, T8, CONVERT4)                                                            \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
@@ -289,34 +360,17 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                 ND_GATHER                                                                      \
                 ND_EMIT_ACROSS(T)                                                              \
             }                                                                                  \
-        while (i < last && o < o_end) {                                                        \
-            ulong seg_end = min(last, i + (cols - c));                                         \
-            for (uint span; (span = (uint)min(seg_end - i, (ulong)STAGE) / BLOCK * BLOCK) &&   \
-                            o < o_end;                                                         \
-                 i += span, c += span) {                                                       \
-                ND_GATHER                                                                      \
-                if (nt)                                                                        \
-                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, NT_STORE, NT_STORE4, NT_STORE8)        \
-                else                                                                           \
-                    ND_EMIT_STAGED(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4,             \
-                                   PLAIN_STORE8)                                               \
-            }                                                                                  \
-            for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
-                ND_EMIT(T, o, c)                                                               \
-                o += elem_selected(in[i], lo, hi, invert);                                     \
-            }                                                                                  \
-            if (c == cols) {                                                                   \
-                c = 0;                                                                         \
-                ND_CARRY                                                                       \
-            }                                                                                  \
-        }                                                                                      \
+        if (nt)                                                                                \
+            ND_ROWS(T, T4, T8, CONVERT4, NT_STORE, NT_STORE4, NT_STORE8, 0)                    \
+        else                                                                                   \
+            ND_ROWS(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4, PLAIN_STORE8, 1)           \
     }
 
-inline void write_nd_run(__global const bits_t *in, ulong first, ulong last, int rank,
-                         __global const long *meta, __global uchar *out, ulong out_off, ulong o,
-                         ulong o_end, ulong capacity, int layout, int reverse, ekey_t lo,
-                         ekey_t hi, uint invert, int idx_bytes, __global const uint *sel_bits,
-                         int keep, int nt)
+inline void write_nd_run(__global const bits_t *in, ulong n, ulong first, ulong last,
+                         int rank, __global const long *meta, __global uchar *out,
+                         ulong out_off, ulong o, ulong o_end, ulong capacity, int layout,
+                         int reverse, ekey_t lo, ekey_t hi, uint invert, int idx_bytes,
+                         __global const uint *sel_bits, int keep, int nt)
 {
     if (idx_bytes == 8)
         ND_RUN(long, long4, long8, convert_long4)
@@ -376,8 +430,8 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
      * dimensions, wrapping from one item to the next: the runs take its
      * rank and shapes, the same code as for whole entries. */
     if (contiguous && rank >= 2 && width <= rank && layout != LAYOUT_FLAT) {
-        write_nd_run(in + in_off, first, last, width, meta + (rank - width), out, out_off, o,
-                     o_end, capacity, layout, reverse, lo, hi, invert, idx_bytes,
+        write_nd_run(in + in_off, n, first, last, width, meta + (rank - width), out, out_off,
+                     o, o_end, capacity, layout, reverse, lo, hi, invert, idx_bytes,
                      item_counts + bits_off, keep, nt);
         if (nt)
             NT_STORES_DONE();

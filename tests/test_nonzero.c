@@ -389,6 +389,51 @@ static void test_short_rows_across(void **state)
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
 }
 
+/* Rows of rank 3 and 4 are written a whole entry at a time from a
+ * template of the row's coordinates, and a row's last part of a block is
+ * staged with it where that block can be read (the input's last elements
+ * go one by one): rows of 40, 64, 70 and 33, densities from sparse to all,
+ * both orders and index widths, entries of the last 3 of 4 dimensions
+ * (width 3 of a (1, 6, 5, 70) input), at launches that keep the selection
+ * bits and one that does not, the output cut short by the capacity too. */
+static void test_rows_of_rank_3_and_4(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    int64_t shapes[5][4] = {{3, 5, 7, 40}, {2, 3, 4, 64}, {6, 5, 70}, {4, 9, 33}, {1, 6, 5, 70}};
+    int ranks[5] = {4, 4, 3, 3, 4}, widths[5] = {0, 0, 0, 0, 3};
+    tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
+    double dens[] = {0.1, 0.5, 1.0};
+    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
+        for (int v = 0; v < 5; ++v) {
+            clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
+            int64_t n = 1;
+            for (int d = 0; d < ranks[v]; ++d)
+                n *= shapes[v][d];
+            float *data = malloc((size_t)n * 4);
+            for (size_t di = 0; di < sizeof dens / sizeof *dens; ++di) {
+                tu_fill(CLNZ_F32, data, (size_t)n, dens[di]);
+                for (int it = 0; it < 2; ++it) {
+                    clnz_nonzero_options o;
+                    clnz_nonzero_options_init(&o);
+                    o.layout = CLNZ_LAYOUT_ROWS;
+                    o.index_type = (clnz_index_type)it;
+                    o.order = (v + it + (int)di) % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+                    o.width = widths[v];
+                    check(&t, data, (size_t)n, 0, NULL, &o);
+                }
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = CLNZ_LAYOUT_ROWS;
+                check_cut_to_a_third(&t, data, (size_t)n * 4, &o, 64);
+            }
+            free(data);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
 /* Predicates on every dtype through the vector paths (full chunks, 32-element
  * blocks) of count and nonzero, not only through the mask kernel. */
 static void test_predicates_every_dtype(void **state)
@@ -463,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
         cmocka_unit_test(test_short_rows_across),
+        cmocka_unit_test(test_rows_of_rank_3_and_4),
         cmocka_unit_test(test_predicates_every_dtype),
         cmocka_unit_test(test_count_matches),
     };
