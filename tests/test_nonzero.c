@@ -404,6 +404,8 @@ static void test_rows_of_rank_3_and_4(void **state)
     int ranks[5] = {4, 4, 3, 3, 4}, widths[5] = {0, 0, 0, 0, 3};
     tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
     double dens[] = {0.1, 0.5, 1.0};
+    /* the writing pass these rows go through (a GPU would take look-back) */
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
     for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
         TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
         for (int v = 0; v < 5; ++v) {
@@ -432,6 +434,7 @@ static void test_rows_of_rank_3_and_4(void **state)
         }
     }
     TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 }
 
 /* Predicates on every dtype through the vector paths (full chunks, 32-element

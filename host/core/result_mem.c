@@ -42,9 +42,9 @@
 #define KEPT_SLOTS 2
 #define KEPT_MAX_BYTES ((size_t)1 << 30)
 /* What a large block holds beyond the result it was asked for: the limits
- * see its usable size, which posix_memalign rounds up by under HUGE_PAGE
- * (glibc: 0.7 MiB for 1 GiB, 1.7 MiB for 33 MiB), so they allow this much
- * per block. Without it a 1 GiB result (f32 (8192, 8192) as pairs) was
+ * see its usable size, which posix_memalign rounds up by at most HUGE_PAGE
+ * (glibc: 0.7 MiB for 1 GiB, 1.7 MiB for 33 MiB, depending on where the
+ * block was mapped), so they allow this much per block. Without it a 1 GiB result (f32 (8192, 8192) as pairs) was
  * never kept, nor two of 512 MiB together. */
 #define KEPT_SLACK HUGE_PAGE
 #define PAGE ((uintptr_t)4096)
