@@ -203,18 +203,19 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
 #define ACROSS_ENTRY_COST 6
 
 /* Entry bytes per input element from which a streaming work-item stores
- * non-temporally (nz_write). */
+ * non-temporally (nz_write): staged rows and columns, and the index run
+ * (flat and 1-D entries), whose whole-line stores (INDEX_STREAM) pay from
+ * fewer. */
 #define STREAM_ENTRY_BYTES 6
-#if STREAM_ENTRY_BYTES <= 4
-#error "write_index_run streams only 8-byte indices"
-#endif
+#define STREAM_INDEX_BYTES 2
 
 /* The positions of the selected elements among the span elements from i on
- * into pos[0..k), ascending. The blocks are read whole, so a span that is
- * not whole blocks needs its last block's elements in the input (below n);
- * the bits past the span are dropped. */
-#define ND_GATHER                                                                              \
-    uint k = 0;                                                                                \
+ * into pos[k0..k), ascending (ND_GATHER: from pos[0]). The blocks are read
+ * whole, so a span that is not whole blocks needs its last block's elements
+ * in the input (below n); the bits past the span are dropped. */
+#define ND_GATHER ND_GATHER_AT(0)
+#define ND_GATHER_AT(k0)                                                                       \
+    uint k = (k0);                                                                             \
     for (uint b = 0; b < span; b += BLOCK) {                                                   \
         uint m = keep ? kept_mask(sel_bits, i + b) : block_mask(in + i + b, lo, hi, invert);   \
         if (span - b < BLOCK)                                                                  \
@@ -228,29 +229,45 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
 
 /* The index run with non-temporal stores (nt_store.cl), for outputs far
  * larger than the caches: the positions of each span's selected elements
- * are gathered first and their entries stored in one stretch, eight at a
- * time. INDEX_RUN's bytes overwrite each slot they do not take; with
+ * are gathered, then stored as whole 64-byte lines, eight entries to a
+ * vector store through an aligned pointer. The entries past the stretch's
+ * last whole line are held (pos[0..held), as offsets from the next span's
+ * start, so negative) and go first with the next span's, so every line is
+ * written whole by one store: only the work-item's first and last lines
+ * go an entry at a time (and every entry, if the output is not on 8
+ * bytes). INDEX_RUN's bytes overwrite each slot they do not take; with
  * non-temporal stores those partial lines each went to memory (f32 2^24 at
- * 10 %: 4 -> 18 ms on PoCL), while gathered stretches leave partial lines
- * only at their ends, and store nothing past a work-item's own slots. */
+ * 10 %: 4 -> 18 ms on PoCL); stretches stored an entry at a time left
+ * partial lines at every span's ends, and streaming paid only from 75 %
+ * selected. Whole lines: f32 2^26 (1-D) at 30 % 28.8 -> 24.6 ms, 50 %
+ * 32.6 -> 25.3, 75 % 41.9 -> 29.4, 100 % 34.9 -> 29.1 (PoCL, medians of 5
+ * processes, against the stretches an entry at a time, which streamed
+ * from 75 % only). Nothing is stored past a work-item's own slots. */
 #define INDEX_STREAM(T, T8, CONVERT8)                                                          \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
-        uint pos[STAGE + 8];                                                                   \
+        uint pos[STAGE + 16];                                                                  \
+        uint held = 0;                                                                         \
         ulong i = first;                                                                       \
         for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&        \
-                        o < o_end;                                                             \
+                        o + held < o_end;                                                      \
              i += span) {                                                                      \
-            ND_GATHER                                                                          \
+            ND_GATHER_AT(held)                                                                 \
             uint kk = (uint)min((ulong)k, o_end - o), e = 0;                                   \
+            for (; e < kk && (size_t)(dst + o + e) % 64; ++e) /* to a line's start */          \
+                NT_STORE((T)(i + (int)pos[e]), dst + o + e);                                   \
             for (; e + 8 <= kk; e += 8) {                                                      \
-                T8 v_ = CONVERT8(vload8(0, pos + e)) + (T)i;                                   \
-                NT_STORE8(v_, dst + o + e)                                                     \
+                T8 v_ = CONVERT8(as_int8(vload8(0, pos + e))) + (T)i;                          \
+                NT_STORE(v_, (__global T8 *)(dst + o + e));                                    \
             }                                                                                  \
-            for (; e < kk; ++e)                                                                \
-                NT_STORE((T)(i + pos[e]), dst + o + e);                                        \
-            o += kk;                                                                           \
+            o += e;                                                                            \
+            held = kk - e;                                                                     \
+            for (uint h = 0; h < held; ++h)                                                    \
+                pos[h] = pos[e + h] - span;                                                    \
         }                                                                                      \
+        for (uint h = 0; h < held; ++h)                                                        \
+            NT_STORE((T)(i + (int)pos[h]), dst + o + h);                                       \
+        o += held;                                                                             \
         for (; i < last && o < o_end; ++i) {                                                   \
             dst[o] = (T)i;                                                                     \
             o += elem_selected(in[i], lo, hi, invert);                                         \
@@ -262,7 +279,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                             ekey_t hi, uint invert, int idx_bytes,
                             __global const uint *sel_bits, int keep, int nt)
 {
-    if (nt && idx_bytes == 8) /* 4-byte indices never reach STREAM_ENTRY_BYTES */
+    if (nt && idx_bytes == 8) /* 4-byte indices stay plain (not measured) */
         INDEX_STREAM(long, long8, convert_long8)
     else if (idx_bytes == 8)
         INDEX_RUN(long, convert_long8)
@@ -410,14 +427,18 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     /* stream: the output is far larger than the caches (the host's call,
      * strategy/tiles.c). Non-temporal stores then save the read of each
      * line, but only where the entries outweigh the input: from
-     * STREAM_ENTRY_BYTES per element on (PoCL, f32 (8192, 8192): rows at 50 %
-     * 56 -> 42 ms, flat at 100 % 45 -> 31 ms; every work-item streaming,
-     * flat at 10 % 23 -> 30 ms and at 50 % even). */
+     * STREAM_ENTRY_BYTES per element on in staged rows (PoCL, f32 (8192,
+     * 8192): rows at 50 % 56 -> 42 ms; every work-item streaming, flat at
+     * 10 % 23 -> 30 ms before INDEX_STREAM wrote whole lines), from
+     * STREAM_INDEX_BYTES in the index run (f32 2^26 at 20 % about even, at
+     * 30 % 28.8 -> 24.6 ms). */
+    int index_run = contiguous && (layout == LAYOUT_FLAT || (rank == 1 && width == 1));
     int entry_bytes = idx_bytes * (layout == LAYOUT_FLAT ? 1 : width);
-    int nt = stream && (o_end - o) * (ulong)entry_bytes >= (last - first) * STREAM_ENTRY_BYTES;
+    int per_elem = index_run ? STREAM_INDEX_BYTES : STREAM_ENTRY_BYTES;
+    int nt = stream && (o_end - o) * (ulong)entry_bytes >= (last - first) * per_elem;
     /* The common shapes get loops of their own (chosen once per work-item,
      * so the loops carry no layout or rank tests); the odometer does the rest. */
-    if (contiguous && (layout == LAYOUT_FLAT || (rank == 1 && width == 1))) {
+    if (index_run) {
         write_index_run(in + in_off, first, last, out, out_off, o, o_end, lo, hi, invert,
                         idx_bytes, item_counts + bits_off, keep, nt);
         if (nt)

@@ -10,7 +10,10 @@
  * fallback (check-kernels compiles both).
  *
  * Stores are scalar: x86 has no unaligned non-temporal vector store, and
- * scalar ones (movnti) need no alignment beyond the element's. */
+ * scalar ones (movnti) need no alignment beyond the element's. A vector
+ * goes to NT_STORE only through a pointer to its own type, which OpenCL
+ * requires to be aligned to the vector's size (nonzero.cl's INDEX_STREAM
+ * stores whole 64-byte lines so). */
 #ifndef CLNZ_NT_STORE_CL
 #define CLNZ_NT_STORE_CL
 
