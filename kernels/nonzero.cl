@@ -242,7 +242,8 @@ inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int la
  * selected. Whole lines: f32 2^26 (1-D) at 30 % 28.8 -> 24.6 ms, 50 %
  * 32.6 -> 25.3, 75 % 41.9 -> 29.4, 100 % 34.9 -> 29.1 (PoCL, medians of 5
  * processes, against the stretches an entry at a time, which streamed
- * from 75 % only). Nothing is stored past a work-item's own slots. */
+ * from 75 % only). Nothing is stored past a work-item's own slots. For
+ * 8-byte T: T8 is then a whole line. */
 #define INDEX_STREAM(T, T8, CONVERT8)                                                          \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
@@ -279,7 +280,7 @@ inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
                             ekey_t hi, uint invert, int idx_bytes,
                             __global const uint *sel_bits, int keep, int nt)
 {
-    if (nt && idx_bytes == 8) /* 4-byte indices stay plain (not measured) */
+    if (nt) /* 8-byte indices only (nz_write): a long8 is a whole line */
         INDEX_STREAM(long, long8, convert_long8)
     else if (idx_bytes == 8)
         INDEX_RUN(long, convert_long8)
@@ -435,7 +436,8 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
     int index_run = contiguous && (layout == LAYOUT_FLAT || (rank == 1 && width == 1));
     int entry_bytes = idx_bytes * (layout == LAYOUT_FLAT ? 1 : width);
     int per_elem = index_run ? STREAM_INDEX_BYTES : STREAM_ENTRY_BYTES;
-    int nt = stream && (o_end - o) * (ulong)entry_bytes >= (last - first) * per_elem;
+    int nt = stream && (!index_run || idx_bytes == 8) && /* 4-byte indices: not measured */
+             (o_end - o) * (ulong)entry_bytes >= (last - first) * per_elem;
     /* The common shapes get loops of their own (chosen once per work-item,
      * so the loops carry no layout or rank tests); the odometer does the rest. */
     if (index_run) {

@@ -543,6 +543,28 @@ static void test_stream_stores(void **state)
                 free(mask.buf);
             }
         }
+        /* flat and 1-D entries stream from 25 % selected: one input at 30 %, and
+         * one in bands of 256 selected and 256 not, whose entries short of a
+         * whole line are held across the empty spans */
+        for (int banded = 0; banded < 2; ++banded) {
+            int64_t shape[] = {5000};
+            input in;
+            input_make(&in, CLNZ_F32, 1, shape, 0, banded ? 1.0 : 0.3);
+            for (int64_t i = 0; banded && i < shape[0]; ++i)
+                if (i / 256 % 2)
+                    ((float *)in.buf)[i] = 0.0f;
+            char what[96];
+            snprintf(what, sizeof what, "stream stores, %s wg %zu items %zu, 1-D %s",
+                     clnz_strategy_name(s), launches[l].wg, launches[l].items,
+                     banded ? "in bands" : "30 %");
+            for (int flat = 0; flat < 2; ++flat) {
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = flat ? CLNZ_LAYOUT_FLAT : CLNZ_LAYOUT_ROWS;
+                expect_nonzero(ctx, &in, NULL, &o, what);
+            }
+            free(in.buf);
+        }
         clnz_context_release(ctx);
     }
     unsetenv("CLNZ_STREAM_STORES");
