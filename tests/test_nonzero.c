@@ -348,6 +348,53 @@ static void test_truncation_stays_inside_the_capacity(void **state)
     free(data);
 }
 
+/* One f32 input of the rows tests, at one launch (its index l in
+ * row_launches) and one density (index di). */
+typedef void (*rows_case)(const clnz_tensor *t, const float *data, int64_t n, size_t l, int v,
+                          size_t di);
+
+/* Launches of the rows tests: PoCL's default and 64 items (selection bits
+ * kept), 100 items (not kept). */
+static const tu_launch row_launches[] = {{0, 0}, {4, 64}, {3, 100}};
+
+/* Runs each_case on f32 inputs of each shape v at each density, at each
+ * of row_launches, then puts the default launch back. */
+static void each_rows_case(const int64_t (*shapes)[8], const int *ranks, int nshapes,
+                           const double *dens, size_t ndens, rows_case each_case)
+{
+    clnz_context *ctx = tu_context();
+    for (size_t l = 0; l < sizeof row_launches / sizeof *row_launches; ++l) {
+        TU_CHECK(ctx, clnz_context_set_launch(ctx, row_launches[l].wg, row_launches[l].items));
+        for (int v = 0; v < nshapes; ++v) {
+            clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
+            int64_t n = 1;
+            for (int d = 0; d < ranks[v]; ++d)
+                n *= shapes[v][d];
+            float *data = malloc((size_t)n * 4);
+            for (size_t di = 0; di < ndens; ++di) {
+                tu_fill(CLNZ_F32, data, (size_t)n, dens[di]);
+                each_case(&t, data, n, l, v, di);
+            }
+            free(data);
+        }
+    }
+    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+}
+
+static void short_rows_case(const clnz_tensor *t, const float *data, int64_t n, size_t l,
+                            int v, size_t di)
+{
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = (clnz_layout)(di % 2 ? CLNZ_LAYOUT_COLUMNS : CLNZ_LAYOUT_ROWS);
+    o.index_type = (clnz_index_type)((l + di) % 2);
+    o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+    check(t, data, (size_t)n, 0, NULL, &o);
+    o.layout = CLNZ_LAYOUT_ROWS; /* cut short at a third of the count */
+    o.index_type = CLNZ_INDEX_INT64;
+    check_cut_to_a_third(t, data, (size_t)n * 4, &o, 64);
+}
+
 /* Rows shorter than a 32-element block (a point cloud's 3, a rank 8
  * tensor's 16) are staged across rows when a work-item's chunk is sparse
  * enough (kernels/nonzero.cl, ND_EMIT_ACROSS), and go element by element
@@ -358,35 +405,34 @@ static void test_truncation_stays_inside_the_capacity(void **state)
 static void test_short_rows_across(void **state)
 {
     (void)state;
-    clnz_context *ctx = tu_context();
-    int64_t shapes[4][8] = {{4099, 3}, {2, 4, 4, 4, 4, 4, 4, 16}, {700, 31}, {5, 1000, 2}};
-    int ranks[4] = {2, 8, 2, 3};
-    tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
-    double dens[] = {0.02, 0.2, 0.7};
-    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
-        TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
-        for (int v = 0; v < 4; ++v) {
-            clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
-            int64_t n = 1;
-            for (int d = 0; d < ranks[v]; ++d)
-                n *= shapes[v][d];
-            float *data = malloc((size_t)n * 4);
-            for (size_t di = 0; di < sizeof dens / sizeof *dens; ++di) {
-                tu_fill(CLNZ_F32, data, (size_t)n, dens[di]);
-                clnz_nonzero_options o;
-                clnz_nonzero_options_init(&o);
-                o.layout = (clnz_layout)(di % 2 ? CLNZ_LAYOUT_COLUMNS : CLNZ_LAYOUT_ROWS);
-                o.index_type = (clnz_index_type)((l + di) % 2);
-                o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
-                check(&t, data, (size_t)n, 0, NULL, &o);
-                o.layout = CLNZ_LAYOUT_ROWS; /* cut short at a third of the count */
-                o.index_type = CLNZ_INDEX_INT64;
-                check_cut_to_a_third(&t, data, (size_t)n * 4, &o, 64);
-            }
-            free(data);
-        }
+    static const int64_t shapes[4][8] = {
+        {4099, 3}, {2, 4, 4, 4, 4, 4, 4, 16}, {700, 31}, {5, 1000, 2}};
+    static const int ranks[4] = {2, 8, 2, 3};
+    static const double dens[] = {0.02, 0.2, 0.7};
+    each_rows_case(shapes, ranks, 4, dens, sizeof dens / sizeof *dens, short_rows_case);
+}
+
+/* Entries of the last 3 of 4 dimensions for the last shape of
+ * test_rows_of_rank_3_and_4, whole entries for the others. */
+static const int rank34_widths[5] = {0, 0, 0, 0, 3};
+
+static void rank34_case(const clnz_tensor *t, const float *data, int64_t n, size_t l, int v,
+                        size_t di)
+{
+    (void)l;
+    for (int it = 0; it < 2; ++it) {
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.layout = CLNZ_LAYOUT_ROWS;
+        o.index_type = (clnz_index_type)it;
+        o.order = (v + it + (int)di) % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+        o.width = rank34_widths[v];
+        check(t, data, (size_t)n, 0, NULL, &o);
     }
-    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_ROWS;
+    check_cut_to_a_third(t, data, (size_t)n * 4, &o, 64);
 }
 
 /* Rows of rank 3 and 4 are written a whole entry at a time from a
@@ -400,40 +446,13 @@ static void test_rows_of_rank_3_and_4(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    int64_t shapes[5][4] = {{3, 5, 7, 40}, {2, 3, 4, 64}, {6, 5, 70}, {4, 9, 33}, {1, 6, 5, 70}};
-    int ranks[5] = {4, 4, 3, 3, 4}, widths[5] = {0, 0, 0, 0, 3};
-    tu_launch launches[] = {{0, 0}, {4, 64}, {3, 100}};
-    double dens[] = {0.1, 0.5, 1.0};
+    static const int64_t shapes[5][8] = {
+        {3, 5, 7, 40}, {2, 3, 4, 64}, {6, 5, 70}, {4, 9, 33}, {1, 6, 5, 70}};
+    static const int ranks[5] = {4, 4, 3, 3, 4};
+    static const double dens[] = {0.1, 0.5, 1.0};
     /* the writing pass these rows go through (a GPU would take look-back) */
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
-    for (size_t l = 0; l < sizeof launches / sizeof *launches; ++l) {
-        TU_CHECK(ctx, clnz_context_set_launch(ctx, launches[l].wg, launches[l].items));
-        for (int v = 0; v < 5; ++v) {
-            clnz_tensor t = {CLNZ_F32, ranks[v], shapes[v], NULL};
-            int64_t n = 1;
-            for (int d = 0; d < ranks[v]; ++d)
-                n *= shapes[v][d];
-            float *data = malloc((size_t)n * 4);
-            for (size_t di = 0; di < sizeof dens / sizeof *dens; ++di) {
-                tu_fill(CLNZ_F32, data, (size_t)n, dens[di]);
-                for (int it = 0; it < 2; ++it) {
-                    clnz_nonzero_options o;
-                    clnz_nonzero_options_init(&o);
-                    o.layout = CLNZ_LAYOUT_ROWS;
-                    o.index_type = (clnz_index_type)it;
-                    o.order = (v + it + (int)di) % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
-                    o.width = widths[v];
-                    check(&t, data, (size_t)n, 0, NULL, &o);
-                }
-                clnz_nonzero_options o;
-                clnz_nonzero_options_init(&o);
-                o.layout = CLNZ_LAYOUT_ROWS;
-                check_cut_to_a_third(&t, data, (size_t)n * 4, &o, 64);
-            }
-            free(data);
-        }
-    }
-    TU_CHECK(ctx, clnz_context_set_launch(ctx, 0, 0));
+    each_rows_case(shapes, ranks, 5, dens, sizeof dens / sizeof *dens, rank34_case);
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 }
 
