@@ -114,6 +114,54 @@ inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 /* elem_selected on 16 elements at once, as a bit mask (bit j: element j).
  * Vector operations throughout: PoCL does not vectorize the scalar test
  * inside the write pass's loops, and this is where a pass spends its time. */
+#if (CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8) && \
+    defined(__ENDIAN_LITTLE__)
+/* One-byte elements are tested in their own byte lanes, one compare per
+ * bound over 16 lanes, where the generic test widens every byte to a
+ * 64-bit key (u8 4096 x 4096, x > 230 on random bytes, device-resident
+ * nonzero on PoCL, medians: flat 4.85 -> 3.51 ms, rows 6.05 -> 4.38;
+ * counting: chunk.cl's bytes_count). The host's key range lies within the
+ * type's keys, or is the empty [1, 0] (host/core/predicate.c), so its
+ * bounds fit a byte. ELEM_BYTE_LANES: bytes16_selected serves, and a
+ * counting loop may add its lanes up (chunk.cl). Little-endian devices
+ * only: the mask below reads lane j as byte j of a 64-bit word. */
+#define ELEM_BYTE_LANES 1
+#if CLNZ_DTYPE == CLNZ_DT_I8
+#define BKEY16(v) as_char16(v)
+#define BKEY_T char
+#elif CLNZ_DTYPE == CLNZ_DT_BOOL
+#define BKEY16(v) (as_uchar16((v) != (uchar16)0) & (uchar16)1) /* any byte but 0 is 1 */
+#define BKEY_T uchar
+#else
+#define BKEY16(v) (v)
+#define BKEY_T uchar
+#endif
+
+/* Lane j: -1 if element j is selected, else 0. */
+inline char16 bytes16_selected(uchar16 v, ekey_t lo, ekey_t hi, uint invert)
+{
+#if PRED_NONZERO
+    return v != (uchar16)0;
+#else
+    return ((BKEY16(v) >= (BKEY_T)lo) & (BKEY16(v) <= (BKEY_T)hi)) ^ (char16)(invert ? -1 : 0);
+#endif
+}
+
+/* The high bits of 8 lanes of -1 or 0, bit 8j + 7 of sel, as bits 0..7:
+ * the multiply moves bit 8j + 7 to bit 56 + j, with no two partial
+ * products overlapping. */
+inline uint bytes8_bits(ulong sel)
+{
+    return (uint)(((sel & 0x8080808080808080UL) * 0x0002040810204081UL) >> 56);
+}
+
+inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
+{
+    ulong2 sel = as_ulong2(bytes16_selected(v, lo, hi, invert));
+    return bytes8_bits(sel.x) | bytes8_bits(sel.y) << 8;
+}
+#else
+#define ELEM_BYTE_LANES 0
 #if CLNZ_DTYPE == CLNZ_DT_U64
 typedef ulong16 ekey16_t;
 #else
@@ -162,6 +210,7 @@ inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
     uint2 d = c.lo | c.hi;
     return d.x | d.y;
 }
+#endif
 
 /* meta holds shape[0..rank) then strides[0..rank), strides in elements. */
 #define META_SHAPE(meta, d) ((meta)[(d)])

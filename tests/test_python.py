@@ -137,6 +137,28 @@ def test_predicates_against_numpy(rng, dtype, op):
             assert clnz.count_nonzero(a, pred=pred) == np.count_nonzero(mask), (op, v)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8"])
+def test_byte_predicates_at_the_type_ends(rng, dtype):
+    """One-byte elements are tested in byte lanes, the predicate's range
+    clamped to the type's (kernels/element.cl), and counted lane by lane
+    (chunk.cl): every operation at values on, beside and past both ends of
+    the type, on inputs of whole counting chunks and a ragged end, counted,
+    compacted and counted along an axis."""
+    shape = (37, 1031)  # 38147 elements: whole chunks at any launch, and a rest
+    raw = rng.integers(0, 4 if dtype == "bool" else 256, shape, dtype=np.uint8)
+    a = raw.view(dtype)  # bool: bytes 2 and 3 are true, as any byte but 0
+    values = [-300, -129, -128, -127, -1, 0, 1, 2, 126, 127, 128, 254, 255, 256, 300, 0.5,
+              -0.5, 127.5, 255.5]
+    for op in OPS:
+        for v in values:
+            mask = OPS[op](raw != 0 if dtype == "bool" else a, v)
+            pred = (op, v)
+            assert clnz.count_nonzero(a, pred=pred) == np.count_nonzero(mask), pred
+            assert np.array_equal(clnz.flatnonzero(a, pred=pred), np.flatnonzero(mask)), pred
+            assert np.array_equal(clnz.count_nonzero(a, axis=0, pred=pred),
+                                  np.count_nonzero(mask, axis=0)), pred
+
+
 def test_predicate_values_of_every_python_kind():
     a = np.array([0, 1, 2**63, 2**64 - 1], dtype=np.uint64)
     assert clnz.count_nonzero(a, pred=("ge", 2**63)) == 2      # above int64: sent as uint64
