@@ -24,21 +24,25 @@ typedef uchar bits_t;
 typedef uchar16 bits16_t;
 typedef uchar16 bits16B_t;
 #define BITS16B_LANES 16
+#define ELEM_BYTES 1
 #elif CLNZ_DTYPE == CLNZ_DT_U16 || CLNZ_DTYPE == CLNZ_DT_I16 || CLNZ_DTYPE == CLNZ_DT_F16
 typedef ushort bits_t;
 typedef ushort16 bits16_t;
 typedef ushort8 bits16B_t;
 #define BITS16B_LANES 8
+#define ELEM_BYTES 2
 #elif CLNZ_DTYPE == CLNZ_DT_U32 || CLNZ_DTYPE == CLNZ_DT_I32 || CLNZ_DTYPE == CLNZ_DT_F32
 typedef uint bits_t;
 typedef uint16 bits16_t;
 typedef uint4 bits16B_t;
 #define BITS16B_LANES 4
+#define ELEM_BYTES 4
 #elif CLNZ_DTYPE == CLNZ_DT_U64 || CLNZ_DTYPE == CLNZ_DT_I64 || CLNZ_DTYPE == CLNZ_DT_F64
 typedef ulong bits_t;
 typedef ulong16 bits16_t;
 typedef ulong2 bits16B_t;
 #define BITS16B_LANES 2
+#define ELEM_BYTES 8
 #else
 #error "unknown CLNZ_DTYPE"
 #endif
@@ -111,45 +115,89 @@ inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 #endif
 }
 
-/* elem_selected on 16 elements at once, as a bit mask (bit j: element j).
- * Vector operations throughout: PoCL does not vectorize the scalar test
- * inside the write pass's loops, and this is where a pass spends its time. */
-#if (CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8) && \
-    defined(__ENDIAN_LITTLE__)
-/* One-byte elements are tested in their own byte lanes, one compare per
- * bound over 16 lanes, where the generic test widens every byte to a
- * 64-bit key (u8 4096 x 4096, x > 230 on random bytes, device-resident
- * nonzero on PoCL, medians: flat 4.85 -> 3.51 ms, rows 6.05 -> 4.38;
- * counting: chunk.cl's bytes_count). The host's key range lies within the
- * type's keys, or is the empty [1, 0] (host/core/predicate.c), so its
- * bounds fit a byte. ELEM_BYTE_LANES: bytes16_selected serves, and a
- * counting loop may add its lanes up (chunk.cl). Little-endian devices
- * only: the mask below reads lane j as byte j of a 64-bit word. */
-#define ELEM_BYTE_LANES 1
-#if CLNZ_DTYPE == CLNZ_DT_I8
-#define BKEY16(v) as_char16(v)
-#define BKEY_T char
-#elif CLNZ_DTYPE == CLNZ_DT_BOOL
-#define BKEY16(v) (as_uchar16((v) != (uchar16)0) & (uchar16)1) /* any byte but 0 is 1 */
-#define BKEY_T uchar
+/* elem_selected on 16 elements at once, in lanes of the element's own
+ * width (sel16_t: -1 where selected, else 0; key16_t: the keys). Vector
+ * operations throughout: PoCL does not vectorize the scalar test inside the
+ * write pass's loops, and this is where a pass spends its time. The host's
+ * key range lies within the type's keys, or is the empty [1, 0]
+ * (host/core/predicate.c), so its bounds fit a lane: f32's keys, sign and
+ * magnitude, are 32-bit integers. Widening every element to a 64-bit key
+ * first, as this did, cost (PoCL, device-resident nonzero, medians) u8
+ * 4096 x 4096, x > 230: flat 4.85 vs 3.51 ms, rows 6.05 vs 4.38; f32
+ * (4096, 4096), x > 0.9: flat 5.78 vs 4.47, rows 7.05 vs 5.84, counting
+ * 3.33 vs 2.45 (chunk.cl counts these lanes now). */
+#if CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8
+typedef char16 sel16_t;
+typedef uchar16 key16_t;
+typedef uchar lkey_t;
+#define AS_KEY16(v) (v)
+#elif CLNZ_DTYPE == CLNZ_DT_I8
+typedef char16 sel16_t;
+typedef char16 key16_t;
+typedef char lkey_t;
+#define AS_KEY16(v) as_char16(v)
+#elif CLNZ_DTYPE == CLNZ_DT_U16
+typedef short16 sel16_t;
+typedef ushort16 key16_t;
+typedef ushort lkey_t;
+#define AS_KEY16(v) (v)
+#elif CLNZ_DTYPE == CLNZ_DT_I16 || CLNZ_DTYPE == CLNZ_DT_F16
+typedef short16 sel16_t;
+typedef short16 key16_t;
+typedef short lkey_t;
+#define AS_KEY16(v) as_short16(v)
+#elif CLNZ_DTYPE == CLNZ_DT_U32
+typedef int16 sel16_t;
+typedef uint16 key16_t;
+typedef uint lkey_t;
+#define AS_KEY16(v) (v)
+#elif CLNZ_DTYPE == CLNZ_DT_I32 || CLNZ_DTYPE == CLNZ_DT_F32
+typedef int16 sel16_t;
+typedef int16 key16_t;
+typedef int lkey_t;
+#define AS_KEY16(v) as_int16(v)
+#elif CLNZ_DTYPE == CLNZ_DT_U64
+typedef long16 sel16_t;
+typedef ulong16 key16_t;
+typedef ulong lkey_t;
+#define AS_KEY16(v) (v)
 #else
-#define BKEY16(v) (v)
-#define BKEY_T uchar
+typedef long16 sel16_t;
+typedef long16 key16_t;
+typedef long lkey_t;
+#define AS_KEY16(v) as_long16(v)
 #endif
 
-/* Lane j: -1 if element j is selected, else 0. */
-inline char16 bytes16_selected(uchar16 v, ekey_t lo, ekey_t hi, uint invert)
+inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
 #if PRED_NONZERO
-    return v != (uchar16)0;
+#ifdef ELEM_MAG_MASK
+    v &= (bits16_t)(ELEM_MAG_MASK); /* -0.0 is zero, NaN is not */
+#endif
+    return v != (bits16_t)0;
 #else
-    return ((BKEY16(v) >= (BKEY_T)lo) & (BKEY16(v) <= (BKEY_T)hi)) ^ (char16)(invert ? -1 : 0);
+#if CLNZ_DTYPE == CLNZ_DT_BOOL
+    key16_t k = as_uchar16(v != (bits16_t)0) & (uchar16)1; /* any byte but 0 is 1 */
+#elif defined(ELEM_MAG_MASK)
+    key16_t mag = AS_KEY16(v & (bits16_t)(ELEM_MAG_MASK)); /* sign-magnitude to two's complement */
+    key16_t k = select(mag, -mag, (v & (bits16_t)(~ELEM_MAG_MASK)) != (bits16_t)0);
+#else
+    key16_t k = AS_KEY16(v);
+#endif
+    /* NaN needs no test of its own here: its key lies beyond +-inf's, so
+     * outside every range the host gives (within the type's keys), and
+     * only "ne" (inverted) selects it, as numpy does */
+    return ((k >= (key16_t)(lkey_t)lo) & (k <= (key16_t)(lkey_t)hi)) ^
+           (sel16_t)(invert ? -1 : 0);
 #endif
 }
 
-/* The high bits of 8 lanes of -1 or 0, bit 8j + 7 of sel, as bits 0..7:
- * the multiply moves bit 8j + 7 to bit 56 + j, with no two partial
- * products overlapping. */
+/* The 16 lanes of elem_sel16 as a bit mask (bit j: element j). One-byte
+ * lanes on a little-endian device: eight lanes are a 64-bit word whose
+ * high bits, bit 8j + 7, a multiply moves to bit 56 + j (no two partial
+ * products overlap); other lanes are masked with their bit and or-ed. */
+#if (CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8) && \
+    defined(__ENDIAN_LITTLE__)
 inline uint bytes8_bits(ulong sel)
 {
     return (uint)(((sel & 0x8080808080808080UL) * 0x0002040810204081UL) >> 56);
@@ -157,54 +205,15 @@ inline uint bytes8_bits(ulong sel)
 
 inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
-    ulong2 sel = as_ulong2(bytes16_selected(v, lo, hi, invert));
+    ulong2 sel = as_ulong2(elem_sel16(v, lo, hi, invert));
     return bytes8_bits(sel.x) | bytes8_bits(sel.y) << 8;
 }
 #else
-#define ELEM_BYTE_LANES 0
-#if CLNZ_DTYPE == CLNZ_DT_U64
-typedef ulong16 ekey16_t;
-#else
-typedef long16 ekey16_t;
-#endif
-
 inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
-#if PRED_NONZERO
-#ifdef ELEM_MAG_MASK
-    v &= (bits16_t)(ELEM_MAG_MASK);
-#endif
-    uint16 sel = convert_uint16(v != (bits16_t)0);
-#else
-#if CLNZ_DTYPE == CLNZ_DT_BOOL
-    ekey16_t k = -convert_long16(v != (bits16_t)0);
-#elif CLNZ_DTYPE == CLNZ_DT_I8
-    ekey16_t k = convert_long16(as_char16(v));
-#elif CLNZ_DTYPE == CLNZ_DT_I16
-    ekey16_t k = convert_long16(as_short16(v));
-#elif CLNZ_DTYPE == CLNZ_DT_I32
-    ekey16_t k = convert_long16(as_int16(v));
-#elif CLNZ_DTYPE == CLNZ_DT_I64
-    ekey16_t k = as_long16(v);
-#elif defined(ELEM_MAG_MASK)
-    long16 mag = convert_long16(v & (bits16_t)(ELEM_MAG_MASK));
-    long16 neg = convert_long16((v & (bits16_t)(~ELEM_MAG_MASK)) != (bits16_t)0);
-    ekey16_t k = select(mag, -mag, neg);
-#elif CLNZ_DTYPE == CLNZ_DT_U64
-    ekey16_t k = v;
-#else
-    ekey16_t k = convert_long16(v);
-#endif
-    long16 inv = (long16)(invert ? -1 : 0);
-    long16 r = ((k >= (ekey16_t)lo) & (k <= (ekey16_t)hi)) ^ inv;
-#ifdef ELEM_MAG_MASK
-    long16 nan = convert_long16((v & (bits16_t)(ELEM_MAG_MASK)) > (bits16_t)(ELEM_INF_BITS));
-    r = (r & ~nan) | (nan & inv);
-#endif
-    uint16 sel = convert_uint16(r);
-#endif
-    uint16 b = sel & (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
-                              32768);
+    uint16 b = convert_uint16(elem_sel16(v, lo, hi, invert)) &
+               (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
+                        32768);
     uint8 a = b.lo | b.hi;
     uint4 c = a.lo | a.hi;
     uint2 d = c.lo | c.hi;

@@ -137,21 +137,32 @@ def test_predicates_against_numpy(rng, dtype, op):
             assert clnz.count_nonzero(a, pred=pred) == np.count_nonzero(mask), (op, v)
 
 
-@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8"])
-def test_byte_predicates_at_the_type_ends(rng, dtype):
-    """One-byte elements are tested in byte lanes, the predicate's range
-    clamped to the type's (kernels/element.cl), and counted lane by lane
-    (chunk.cl): every operation at values on, beside and past both ends of
-    the type, on inputs of whole counting chunks and a ragged end, counted,
-    compacted and counted along an axis."""
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_predicates_on_whole_chunks(rng, dtype):
+    """Every dtype's elements are tested in lanes of their own width, the
+    predicate's range cast to the lane type (kernels/element.cl), and
+    counted lane by lane (chunk.cl): every operation at values on, beside
+    and past the ends of the type (one-byte types: all of them), on inputs
+    of whole counting chunks and a ragged end, counted, compacted and
+    counted along an axis."""
     shape = (37, 1031)  # 38147 elements: whole chunks at any launch, and a rest
-    raw = rng.integers(0, 4 if dtype == "bool" else 256, shape, dtype=np.uint8)
-    a = raw.view(dtype)  # bool: bytes 2 and 3 are true, as any byte but 0
-    values = [-300, -129, -128, -127, -1, 0, 1, 2, 126, 127, 128, 254, 255, 256, 300, 0.5,
-              -0.5, 127.5, 255.5]
+    dt = np.dtype(dtype)
+    if dt.itemsize == 1:
+        raw = rng.integers(0, 4 if dt == bool else 256, shape, dtype=np.uint8)
+        a = raw.view(dt)  # bool: bytes 2 and 3 are true, as any byte but 0
+        ref = raw != 0 if dt == bool else a
+        values = [-300, -129, -128, -127, -1, 0, 1, 2, 126, 127, 128, 254, 255, 256, 300, 0.5,
+                  -0.5, 127.5, 255.5]
+    else:
+        a = ref = sparse(rng, shape, dt, density=0.7)  # floats: NaN and -0.0 among them
+        ends = [float(np.finfo(dt).max), -float(np.finfo(dt).max), float("inf")] \
+            if dt.kind == "f" else [int(np.iinfo(dt).max), int(np.iinfo(dt).max) - 1,
+                                   int(np.iinfo(dt).min), int(np.iinfo(dt).min) + 1]
+        values = [0, 1, -1, 0.5, -0.0, 2**64 - 1, -2**63] + ends
     for op in OPS:
         for v in values:
-            mask = OPS[op](raw != 0 if dtype == "bool" else a, v)
+            with np.errstate(invalid="ignore", over="ignore"):
+                mask = OPS[op](ref, v)
             pred = (op, v)
             assert clnz.count_nonzero(a, pred=pred) == np.count_nonzero(mask), pred
             assert np.array_equal(clnz.flatnonzero(a, pred=pred), np.flatnonzero(mask)), pred
