@@ -177,7 +177,8 @@ inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
     return v != (bits16_t)0;
 #else
 #if CLNZ_DTYPE == CLNZ_DT_BOOL
-    key16_t k = as_uchar16(v != (bits16_t)0) & (uchar16)1; /* any byte but 0 is 1 */
+    key16_t k = min(v, (uchar16)1); /* any byte but 0 is 1 (as_uchar16 of a compare, masked
+                                      * with 1, gave 0xff under Oclgrind) */
 #elif defined(ELEM_MAG_MASK)
     key16_t mag = AS_KEY16(v & (bits16_t)(ELEM_MAG_MASK)); /* sign-magnitude to two's complement */
     key16_t k = select(mag, -mag, (v & (bits16_t)(~ELEM_MAG_MASK)) != (bits16_t)0);

@@ -154,7 +154,14 @@ def test_predicates_on_whole_chunks(rng, dtype):
         values = [-300, -129, -128, -127, -1, 0, 1, 2, 126, 127, 128, 254, 255, 256, 300, 0.5,
                   -0.5, 127.5, 255.5]
     else:
-        a = ref = sparse(rng, shape, dt, density=0.7)  # floats: NaN and -0.0 among them
+        a = ref = sparse(rng, shape, dt, density=0.7)
+        if dt.kind == "f":  # NaN of either sign, infinities, subnormals, -0.0 and the ends
+            tiny = np.finfo(dt).smallest_subnormal
+            special = np.array([np.nan, -np.nan, np.inf, -np.inf, tiny, -tiny, -0.0,
+                                np.finfo(dt).max, -np.finfo(dt).max], dt)
+            special[1] = np.copysign(special[1], -1)
+            a.reshape(-1)[rng.choice(a.size, 40 * special.size, replace=False)] = \
+                np.tile(special, 40)
         ends = [float(np.finfo(dt).max), -float(np.finfo(dt).max), float("inf")] \
             if dt.kind == "f" else [int(np.iinfo(dt).max), int(np.iinfo(dt).max) - 1,
                                    int(np.iinfo(dt).min), int(np.iinfo(dt).min) + 1]

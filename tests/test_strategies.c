@@ -570,6 +570,36 @@ static void test_stream_stores(void **state)
     unsetenv("CLNZ_STREAM_STORES");
 }
 
+/* One-byte elements are counted in byte lanes that add up at most 255
+ * blocks of 64 at a time (kernels/chunk.cl's bytes_count): a chunk of
+ * CLNZ_MAX_ITEMS (65536) elements takes several such rounds. u8 and bool
+ * (any byte but 0 true), all selected and at random, counted and
+ * compacted under x != 0 and x > 0. */
+static void test_long_chunks_of_bytes(void **state)
+{
+    (void)state;
+    int64_t shape[] = {2 * 65536 + 77}; /* two whole chunks and a rest */
+    clnz_context *ctx = new_context(CLNZ_STRATEGY_TWO_PASS, 1, 65536);
+    clnz_predicate gt = clnz_pred_int(CLNZ_OP_GT, 0);
+    const clnz_dtype dts[] = {CLNZ_U8, CLNZ_BOOL};
+    for (size_t d = 0; d < sizeof dts / sizeof *dts; ++d)
+        for (int full = 0; full < 2; ++full) {
+            input in;
+            input_make(&in, dts[d], 1, shape, 0, full ? 1.0 : 0.6);
+            char what[64];
+            snprintf(what, sizeof what, "chunks of 65536, dtype %d, %s", (int)dts[d],
+                     full ? "all selected" : "60 %");
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = CLNZ_LAYOUT_FLAT;
+            expect_count(ctx, &in, NULL);
+            expect_count(ctx, &in, &gt);
+            expect_nonzero(ctx, &in, &gt, &o, what);
+            free(in.buf);
+        }
+    clnz_context_release(ctx);
+}
+
 /* A failed assertion leaves a test early: not with its variable set. */
 static int unset_stream_stores(void **state)
 {
@@ -680,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_lookback_fallback_and_32bit_states),
         cmocka_unit_test_teardown(test_stream_stores, unset_stream_stores),
         cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_long_chunks_of_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();
