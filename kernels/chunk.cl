@@ -19,8 +19,8 @@ inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint inve
 }
 
 /* How many of the 64 * blocks one-byte elements from p on are selected:
- * each lane of four 16-lane counters adds its element's
- * 1, up to 255 blocks before they are added up. Where a bit mask per 32
+ * each lane of four 16-lane byte counters adds 1 for its element if it is
+ * selected, up to 255 blocks before they are added up. Where a bit mask per 32
  * elements took its popcount (a multiply and shifts per 8 elements), this
  * is a compare, a mask and an add per 16 (u8 4096 x 4096 on PoCL, device-
  * resident count, medians: x != 0 at 10 % 1.10 -> 0.46 ms, numpy's

@@ -57,13 +57,10 @@ typedef long ekey_t;
 
 #if CLNZ_DTYPE == CLNZ_DT_F16
 #define ELEM_MAG_MASK 0x7fffUL
-#define ELEM_INF_BITS 0x7c00UL
 #elif CLNZ_DTYPE == CLNZ_DT_F32
 #define ELEM_MAG_MASK 0x7fffffffUL
-#define ELEM_INF_BITS 0x7f800000UL
 #elif CLNZ_DTYPE == CLNZ_DT_F64
 #define ELEM_MAG_MASK 0x7fffffffffffffffUL
-#define ELEM_INF_BITS 0x7ff0000000000000UL
 #endif
 
 inline ekey_t elem_key(bits_t b)
@@ -94,8 +91,10 @@ inline ekey_t elem_key(bits_t b)
 #endif
 
 /* Is x OP v, for a predicate that the host reduced to "key in [lo, hi]",
- * inverted for "ne"? NaN compares false, except for "ne". No branches: the
- * result feeds a count, not a jump. */
+ * inverted for "ne"? NaN compares false, except for "ne": its key lies
+ * beyond +-inf's, so outside every range the host gives (within the
+ * type's keys, host/core/predicate.c), and only the inversion selects it,
+ * as numpy does. No branches: the result feeds a count, not a jump. */
 inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 {
 #if PRED_NONZERO
@@ -106,13 +105,7 @@ inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 #endif
 #endif
     ekey_t k = elem_key(b);
-    uint in = (uint)(k >= lo) & (uint)(k <= hi);
-#ifdef ELEM_MAG_MASK
-    uint nan = (uint)((b & ELEM_MAG_MASK) > ELEM_INF_BITS);
-    return ((in ^ invert) & (nan ^ 1u)) | (nan & invert);
-#else
-    return in ^ invert;
-#endif
+    return ((uint)(k >= lo) & (uint)(k <= hi)) ^ invert;
 }
 
 /* elem_selected on 16 elements at once, in lanes of the element's own
@@ -185,9 +178,7 @@ inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 #else
     key16_t k = AS_KEY16(v);
 #endif
-    /* NaN needs no test of its own here: its key lies beyond +-inf's, so
-     * outside every range the host gives (within the type's keys), and
-     * only "ne" (inverted) selects it, as numpy does */
+    /* NaN as in elem_selected: no test of its own */
     return ((k >= (key16_t)(lkey_t)lo) & (k <= (key16_t)(lkey_t)hi)) ^
            (sel16_t)(invert ? -1 : 0);
 #endif
@@ -197,8 +188,7 @@ inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
  * lanes on a little-endian device: eight lanes are a 64-bit word whose
  * high bits, bit 8j + 7, a multiply moves to bit 56 + j (no two partial
  * products overlap); other lanes are masked with their bit and or-ed. */
-#if (CLNZ_DTYPE == CLNZ_DT_BOOL || CLNZ_DTYPE == CLNZ_DT_U8 || CLNZ_DTYPE == CLNZ_DT_I8) && \
-    defined(__ENDIAN_LITTLE__)
+#if ELEM_BYTES == 1 && defined(__ENDIAN_LITTLE__)
 inline uint bytes8_bits(ulong sel)
 {
     return (uint)(((sel & 0x8080808080808080UL) * 0x0002040810204081UL) >> 56);

@@ -417,6 +417,50 @@ static void test_build_failure_reports_log(void **state)
     clReleaseMemObject(b);
 }
 
+/* CLNZ_BUILD_OPTIONS reaches the kernels of CLNZ_KERNEL_DIR too (it once
+ * applied to the embedded ones only): a kernel file that compiles only with
+ * the option's macro builds, and then lacks the kernel that a scan asks for. */
+static void test_build_options_with_kernel_dir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clnz-optkernels-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/scan.cl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n", f);
+    fclose(f);
+    const char *names[2] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS"};
+    char *saved[2];
+    for (int i = 0; i < 2; ++i) {
+        const char *v = getenv(names[i]);
+        saved[i] = v ? strdup(v) : NULL;
+    }
+    setenv("CLNZ_KERNEL_DIR", dir, 1);
+    cl_mem b = tu_buffer(64, NULL);
+    const char *options[2] = {"-cl-opt-disable", "-cl-opt-disable -DCLNZ_TEST_MARK=1"};
+    const cl_int want[2] = {CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME};
+    for (int i = 0; i < 2; ++i) {
+        setenv("CLNZ_BUILD_OPTIONS", options[i], 1);
+        clnz_context *c = NULL;
+        assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+        clnz_status st = clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL);
+        assert_int_equal(st, want[i]);
+        clnz_context_release(c);
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (saved[i])
+            setenv(names[i], saved[i], 1);
+        else
+            unsetenv(names[i]);
+        free(saved[i]);
+    }
+    remove(path);
+    rmdir(dir);
+    clReleaseMemObject(b);
+}
+
 /* Issue 16, item 11: a tensor with no element is valid whatever its other
  * extents (numpy makes (0, 2**62)), with C-order or any strides: every
  * call gives the empty answer; none reads the data. */
@@ -695,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_wrapped_context),
         cmocka_unit_test(test_debug_with_pending_user_event),
         cmocka_unit_test(test_build_failure_reports_log),
+        cmocka_unit_test(test_build_options_with_kernel_dir),
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
         cmocka_unit_test(test_invalid_width_names_the_valid_widths),

@@ -79,24 +79,24 @@ clnz_status program_source(clnz_context *ctx, const char *file, const char **src
 
 /* -w (a standard build option): the library never prints, and PoCL prints
  * its compiler's warnings (AVX ABI notes on our vector code) on stderr, "N
- * warnings generated.", when it compiles for the CPU. CLNZ_BUILD_OPTIONS:
- * more build options for every program (they are in the cache key): the
- * quick test tier builds with -cl-opt-disable, which PoCL compiles three
- * times faster. CLNZ_KERNEL_DIR's files include their neighbours (-I). */
+ * warnings generated.", when it compiles for the CPU. CLNZ_KERNEL_DIR's
+ * files include their neighbours (-I). CLNZ_BUILD_OPTIONS: more build
+ * options for every program, from either source (they are in the cache
+ * key): the quick test tier builds with -cl-opt-disable, which PoCL
+ * compiles three times faster. */
 clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n)
 {
-    const char *dir = getenv("CLNZ_KERNEL_DIR");
-    if (dir && *dir) {
-        if (snprintf(buf, n, "-cl-std=CL1.2 -w -I %s", dir) >= (int)n)
-            return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "CLNZ_KERNEL_DIR is too long (%zu bytes)",
-                            strlen(dir));
-        return CLNZ_SUCCESS;
-    }
     const char *more = getenv("CLNZ_BUILD_OPTIONS");
     if (more && *more && (strlen(more) >= 158 || strpbrk(more, "\n\r")))
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
                         "CLNZ_BUILD_OPTIONS is longer than 157 characters or has a line break");
-    snprintf(buf, n, "-cl-std=CL1.2 -w%s%s", more && *more ? " " : "", more ? more : "");
+    const char *dir = getenv("CLNZ_KERNEL_DIR");
+    int has_dir = dir && *dir, has_more = more && *more;
+    if (snprintf(buf, n, "-cl-std=CL1.2 -w%s%s%s%s", has_dir ? " -I " : "", has_dir ? dir : "",
+                 has_more ? " " : "", has_more ? more : "") >= (int)n)
+        return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE,
+                        "CLNZ_KERNEL_DIR is too long (%zu bytes%s)", has_dir ? strlen(dir) : 0,
+                        has_more ? " with CLNZ_BUILD_OPTIONS" : "");
     return CLNZ_SUCCESS;
 }
 
