@@ -245,7 +245,8 @@ TESTS_FULL_ONLY = test_faults
 # in each process: on the 2-core CI machine, from a fresh clone with PoCL's
 # own cache empty, make test took 4m01s one process at a time (the C suites
 # 2m07s, the command-line tests 2m06s of it), and the command-line tests
-# 1m12s on two workers. Under make -jN the suites share its job slots.
+# 1m12s on two workers. The tiers build with as many jobs too; under
+# make -jN the build and the suites share its job slots instead.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 SUITE_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
 PYTEST_JOBS = $(shell [ "$(JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && \
@@ -288,11 +289,11 @@ deps-try:
 	@scripts/deps --try
 
 test: deps-try
-	@$(MAKE) --no-print-directory suites
+	@$(MAKE) --no-print-directory $(SUITE_JOBS) suites
 
 test-full: export CLNZ_TEST_FULL = 1
 test-full: deps-try
-	@$(MAKE) --no-print-directory suites SUITES="$(TEST_BIN)" INSTALL_TEST=1 PYMOD_TEST=1
+	@$(MAKE) --no-print-directory $(SUITE_JOBS) suites SUITES="$(TEST_BIN)" INSTALL_TEST=1 PYMOD_TEST=1
 	@$(MAKE) --no-print-directory test-asan PYTESTS="tests/test_cli_image.py tests/test_cli_chunks.py"
 	@$(MAKE) --no-print-directory test-tsan
 	@$(MAKE) --no-print-directory test-oclgrind
@@ -315,7 +316,7 @@ test-asan: export ASAN_OPTIONS = detect_leaks=1:fast_unwind_on_malloc=0:intercep
 test-asan: export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 test-asan: export UBSAN_OPTIONS = print_stacktrace=1
 test-asan:
-	$(MAKE) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 PYMOD_TEST=0 suites
+	$(MAKE) $(SUITE_JOBS) B=build/asan CC="$(CC) $(SANITIZE)" INSTALL_TEST=0 PYMOD_TEST=0 suites
 
 # The command-line tests with $(B)/clnz under valgrind memcheck: a wrapper in
 # $(B)/valgrind runs each clnz process under it, logging to
