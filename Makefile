@@ -52,7 +52,8 @@ PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_reliability.py tests/test_cli_bundle.py tests/test_cli_pipes.py \
           tests/test_example.py
 
-.PHONY: all run example test test-full suites run-suite/kernel-dir test-asan test-tsan test-valgrind test-oclgrind fuzz \
+.PHONY: all run example test test-full suites run-suite/kernel-dir run-suite/strategies-part \
+        run-suite/strategies-rest test-asan test-tsan test-valgrind test-oclgrind fuzz \
         install uninstall check-kernels deps deps-try clean bench bench-tools
 all: $(B)/libclnz.so $(B)/libclnz.a $(B)/clnz
 
@@ -263,7 +264,7 @@ suites: export CLNZ_EXAMPLE = $(CURDIR)/$(B)/threshold_example
 # time. The long tier tests the optimized kernels users get.
 suites: export CLNZ_BUILD_OPTIONS = $(if $(filter 1,$(CLNZ_TEST_FULL)),,-cl-opt-disable)
 suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
-	@$(MAKE) --no-print-directory $(SUITE_JOBS) --output-sync=target $(SUITES:%=run-suite/%) \
+	@$(MAKE) --no-print-directory $(SUITE_JOBS) --output-sync=target $(SUITE_RUNS) \
 	  run-suite/kernel-dir
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
 	  $(PYTHON) -m pytest -q $(PYTEST_JOBS) $(PYTESTS); fi
@@ -281,6 +282,20 @@ run-suite/kernel-dir:
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
 run-suite/%:
 	@echo "== $*"; $*
+# test_strategies, the longest suite by far (its long tier alone took 14.5
+# min from cold caches on the CI machine, the look-back's three tests 70 %
+# of it; every other suite together 7), runs as two jobs, first: the tests
+# named STRATEGIES_PART, and the others.
+STRATEGIES_PART = test_lookback*
+SUITE_RUNS = $(if $(filter $(B)/test_strategies,$(SUITES)),run-suite/strategies-part \
+               run-suite/strategies-rest) \
+             $(patsubst %,run-suite/%,$(filter-out $(B)/test_strategies,$(SUITES)))
+run-suite/strategies-part:
+	@echo "== $(B)/test_strategies: $(STRATEGIES_PART)"
+	@CLNZ_TEST_ONLY='$(STRATEGIES_PART)' $(B)/test_strategies
+run-suite/strategies-rest:
+	@echo "== $(B)/test_strategies: all but $(STRATEGIES_PART)"
+	@CLNZ_TEST_SKIP='$(STRATEGIES_PART)' $(B)/test_strategies
 
 # Both tiers install what is missing first, as make run does (a fresh Debian
 # machine has no PoCL, cmocka or numpy; scripts/deps is quiet when all is
@@ -357,7 +372,7 @@ test-valgrind: all $(B)/fault_shim.so
 # source lines of the reports). --uninitialized stays off: Oclgrind 21.10
 # reports false errors on CL_MEM_USE_HOST_PTR buffers with it.
 OCLGRIND_ICD ?= /usr/lib/oclgrind/liboclgrind-rt-icd.so
-OCLGRIND_SUITES = test_strategies test_mask test_select test_batched test_count_batched test_images
+OCLGRIND_SUITES = test_strategies test_count_batched test_batched test_select test_mask test_images
 test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
 test-oclgrind: export OCLGRIND_DATA_RACES = 1
 test-oclgrind: export OCLGRIND_CHECK_API = 1
@@ -371,13 +386,17 @@ test-oclgrind: $(OCLGRIND_SUITES:%=$(B)/%) $(B)/oclgrind-selfcheck
 	@grep -q "data race" $(B)/oclgrind/selfcheck.log || { cat $(B)/oclgrind/selfcheck.log; \
 	  echo "test-oclgrind: Oclgrind did not report the seeded race: its checks are not on"; exit 1; }
 	@echo "== Oclgrind reports a seeded race: its checks are on"
-	@set -e; for t in $(OCLGRIND_SUITES); do echo "== $$t under Oclgrind (data races, API)"; \
-	  log=$(B)/oclgrind/$$t.log; \
-	  if ! $(B)/$$t > $$log 2>&1; then tail -40 $$log; exit 1; fi; \
-	  if grep -q "Kernel:\|OCLGRIND FATAL" $$log; then \
-	    grep -B4 -A14 "Kernel:\|OCLGRIND FATAL" $$log | head -80; \
-	    echo "test-oclgrind: Oclgrind reported the kernels of $$t"; exit 1; fi; \
-	done
+	@$(MAKE) --no-print-directory $(SUITE_JOBS) --output-sync=target \
+	  $(OCLGRIND_SUITES:%=oclgrind-suite/%)
+
+# One suite under Oclgrind (test-oclgrind runs them $(JOBS) at a time, the
+# longest first), its log in $(B)/oclgrind/.
+oclgrind-suite/%:
+	@echo "== $* under Oclgrind (data races, API)"; log=$(B)/oclgrind/$*.log; \
+	if ! $(B)/$* > $$log 2>&1; then tail -40 $$log; exit 1; fi; \
+	if grep -q "Kernel:\|OCLGRIND FATAL" $$log; then \
+	  grep -B4 -A14 "Kernel:\|OCLGRIND FATAL" $$log | head -80; \
+	  echo "test-oclgrind: Oclgrind reported the kernels of $*"; exit 1; fi
 
 $(B)/oclgrind-selfcheck: tests/oclgrind/selfcheck.c
 	@mkdir -p $(B)

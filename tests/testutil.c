@@ -74,6 +74,15 @@ void tu_seed(const char *suite)
     tu_n_dtypes = tu_full() ? CLNZ_DTYPE_COUNT : (int)(sizeof quick_dtypes / sizeof quick_dtypes[0]);
     printf("%s: seed %llu (replay with CLNZ_TEST_SEED=%llu)\n", suite, (unsigned long long)seed,
            (unsigned long long)seed);
+    const char *only = getenv("CLNZ_TEST_ONLY"), *skip = getenv("CLNZ_TEST_SKIP");
+    if (only && *only) {
+        cmocka_set_test_filter(only);
+        printf("%s: only the tests named %s (CLNZ_TEST_ONLY)\n", suite, only);
+    }
+    if (skip && *skip) {
+        cmocka_set_skip_filter(skip);
+        printf("%s: not the tests named %s (CLNZ_TEST_SKIP)\n", suite, skip);
+    }
 }
 
 uint64_t tu_rand(void) /* splitmix64 */

@@ -20,7 +20,10 @@ void tu_context_done(void);
 clnz_context *tu_context_limited(const char *max_alloc);
 
 /* Seed from CLNZ_TEST_SEED, else the clock; printed so a failure can be
- * replayed with CLNZ_TEST_SEED=<seed>. */
+ * replayed with CLNZ_TEST_SEED=<seed>. Also the suite's share of its tests:
+ * CLNZ_TEST_ONLY runs the tests whose names match its cmocka pattern (*
+ * and ?), CLNZ_TEST_SKIP leaves those out (make runs a long suite as
+ * parts side by side). */
 void tu_seed(const char *suite);
 uint64_t tu_rand(void);
 double tu_uniform(void);
