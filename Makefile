@@ -105,6 +105,7 @@ $(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/li
 # runtime), with a compiler of its own.
 SHIM_CC ?= cc
 $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
+	@mkdir -p $(@D)
 	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl
 
 # The man page, made from the command's own help texts.
@@ -249,6 +250,9 @@ TESTS_FULL_ONLY = test_faults
 # 1m12s on two workers. The tiers build with as many jobs too; under
 # make -jN the build and the suites share its job slots instead.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+ifneq ($(shell [ "$(JOBS)" -ge 1 ] 2>/dev/null && echo ok),ok)
+$(error JOBS=$(JOBS): give a number of test processes, 1 or more)
+endif
 SUITE_JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
 PYTEST_JOBS = $(shell [ "$(JOBS)" -gt 1 ] 2>/dev/null && $(PYTHON) -c 'import xdist' 2>/dev/null && \
                 echo "-n $(JOBS)")
@@ -269,7 +273,7 @@ suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 	@if [ -n "$(strip $(PYTESTS))" ]; then echo "== command-line tests against numpy"; \
 	  $(PYTHON) -m pytest -q $(PYTEST_JOBS) $(PYTESTS); fi
 	@if [ "$(INSTALL_TEST)" = 1 ]; then echo "== make install, used out of tree through pkg-config"; \
-	  tests/test_install.sh $(B); fi
+	  MAKEFLAGS= tests/test_install.sh $(B); fi
 	@if [ "$(PYMOD_TEST)" = 1 ]; then echo "== the Python module against numpy"; \
 	  CLNZ_LIBRARY=$(CURDIR)/$(B)/libclnz.so PYTHONPATH=$(CURDIR)/host/python \
 	  $(PYTHON) -m pytest -q $(PYTEST_JOBS) tests/test_python.py; fi
@@ -278,10 +282,19 @@ suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 # each one's output whole when it ends), and test_api again on the kernels
 # built from kernels/ itself, so one that only compiles embedded cannot slip
 # through.
+# $(call logged,NAME,COMMAND): COMMAND's output goes to $(B)/logs/NAME.log
+# as it runs (a suite that hangs can be watched there) and is printed when
+# it ends; after SUITE_TIMEOUT seconds it is stopped and named.
+SUITE_TIMEOUT ?= 3600
+logged = mkdir -p $(B)/logs; log=$(B)/logs/$(1).log; timeout $(SUITE_TIMEOUT) $(2) > $$log 2>&1; \
+  rc=$$?; cat $$log; [ $$rc != 124 ] || echo "$(1): stopped after $(SUITE_TIMEOUT) s (SUITE_TIMEOUT)"; \
+  exit $$rc
 run-suite/kernel-dir:
-	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"; CLNZ_KERNEL_DIR=kernels $(B)/test_api
+	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"
+	@$(call logged,kernel-dir,env CLNZ_KERNEL_DIR=kernels $(B)/test_api)
 run-suite/%:
-	@echo "== $*"; $*
+	@echo "== $*"
+	@$(call logged,$(notdir $*),$*)
 # test_strategies, the longest suite by far (its long tier alone took 14.5
 # min from cold caches on the CI machine, the look-back's three tests 70 %
 # of it; every other suite together 7), runs as two jobs, first: the tests
@@ -292,10 +305,10 @@ SUITE_RUNS = $(if $(filter $(B)/test_strategies,$(SUITES)),run-suite/strategies-
              $(patsubst %,run-suite/%,$(filter-out $(B)/test_strategies,$(SUITES)))
 run-suite/strategies-part:
 	@echo "== $(B)/test_strategies: $(STRATEGIES_PART)"
-	@CLNZ_TEST_ONLY='$(STRATEGIES_PART)' $(B)/test_strategies
+	@$(call logged,strategies-part,env CLNZ_TEST_ONLY='$(STRATEGIES_PART)' $(B)/test_strategies)
 run-suite/strategies-rest:
 	@echo "== $(B)/test_strategies: all but $(STRATEGIES_PART)"
-	@CLNZ_TEST_SKIP='$(STRATEGIES_PART)' $(B)/test_strategies
+	@$(call logged,strategies-rest,env CLNZ_TEST_SKIP='$(STRATEGIES_PART)' $(B)/test_strategies)
 
 # Both tiers install what is missing first, as make run does (a fresh Debian
 # machine has no PoCL, cmocka or numpy; scripts/deps is quiet when all is

@@ -431,13 +431,18 @@ static void test_build_options_with_kernel_dir(void **state)
     assert_non_null(f);
     fputs("#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n", f);
     fclose(f);
-    const char *names[2] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS"};
-    char *saved[2];
-    for (int i = 0; i < 2; ++i) {
+    const char *names[3] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS", "CLNZ_CACHE_DIR"};
+    char *saved[3];
+    for (int i = 0; i < 3; ++i) {
         const char *v = getenv(names[i]);
         saved[i] = v ? strdup(v) : NULL;
     }
     setenv("CLNZ_KERNEL_DIR", dir, 1);
+    /* a cache of its own: the program that builds lands there, not in the
+     * suites' cache (its key holds this run's folder) */
+    char cache[] = "/tmp/clnz-optcache-XXXXXX";
+    assert_non_null(mkdtemp(cache));
+    setenv("CLNZ_CACHE_DIR", cache, 1);
     cl_mem b = tu_buffer(64, NULL);
     const char *options[2] = {"-cl-opt-disable", "-cl-opt-disable -DCLNZ_TEST_MARK=1"};
     const cl_int want[2] = {CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME};
@@ -449,13 +454,29 @@ static void test_build_options_with_kernel_dir(void **state)
         assert_int_equal(st, want[i]);
         clnz_context_release(c);
     }
-    for (int i = 0; i < 2; ++i) {
+    /* the folder and the options together past the build options' room:
+     * a clear error before anything is read or built */
+    char deep[240];
+    memset(deep, 'd', sizeof deep - 1);
+    deep[0] = '/';
+    deep[sizeof deep - 1] = '\0';
+    setenv("CLNZ_KERNEL_DIR", deep, 1);
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+    assert_int_equal(clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_KERNEL_SOURCE);
+    assert_non_null(strstr(clnz_context_message(c), "CLNZ_KERNEL_DIR is too long: 239 bytes"));
+    clnz_context_release(c);
+    for (int i = 0; i < 3; ++i) {
         if (saved[i])
             setenv(names[i], saved[i], 1);
         else
             unsetenv(names[i]);
         free(saved[i]);
     }
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    assert_int_equal(system(cmd), 0);
     remove(path);
     rmdir(dir);
     clReleaseMemObject(b);

@@ -92,11 +92,13 @@ clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n)
                         "CLNZ_BUILD_OPTIONS is longer than 157 characters or has a line break");
     const char *dir = getenv("CLNZ_KERNEL_DIR");
     int has_dir = dir && *dir, has_more = more && *more;
-    if (snprintf(buf, n, "-cl-std=CL1.2 -w%s%s%s%s", has_dir ? " -I " : "", has_dir ? dir : "",
-                 has_more ? " " : "", has_more ? more : "") >= (int)n)
+    int len = snprintf(buf, n, "-cl-std=CL1.2 -w%s%s%s%s", has_dir ? " -I " : "",
+                       has_dir ? dir : "", has_more ? " " : "", has_more ? more : "");
+    if (len >= (int)n)
         return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE,
-                        "CLNZ_KERNEL_DIR is too long (%zu bytes%s)", has_dir ? strlen(dir) : 0,
-                        has_more ? " with CLNZ_BUILD_OPTIONS" : "");
+                        "CLNZ_KERNEL_DIR is too long: %zu bytes, with %zu of CLNZ_BUILD_OPTIONS, "
+                        "make build options of %d bytes, over %zu",
+                        has_dir ? strlen(dir) : 0, has_more ? strlen(more) : 0, len, n - 1);
     return CLNZ_SUCCESS;
 }
 
@@ -146,7 +148,7 @@ static clnz_status compile(clnz_context *ctx, const program_ref *p, const char *
 static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *out)
 {
     DRIVER_HOLD();
-    char common[200], opts[200 + PROGRAM_OPTIONS_MAX + 2];
+    char common[PROGRAM_COMMON_MAX], opts[PROGRAM_COMMON_MAX + PROGRAM_OPTIONS_MAX + 2];
     char *owned = NULL;
     const char *src;
     clnz_status st = program_common_options(ctx, common, sizeof common);

@@ -12,6 +12,9 @@
  * compiled, cached on disk, warmed up and put in a bundle; a context keeps
  * each one it built, with the kernels made from it. */
 enum { PROGRAM_OPTIONS_MAX = 128 };
+/* The options every program shares (program_common_options): the standard,
+ * CLNZ_KERNEL_DIR's -I and CLNZ_BUILD_OPTIONS; a bundle's manifest keeps them. */
+enum { PROGRAM_COMMON_MAX = 256 };
 typedef struct {
     const char *file;                  /* kernels/<file>.cl (a static string) */
     char options[PROGRAM_OPTIONS_MAX]; /* its -D options */

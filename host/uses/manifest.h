@@ -47,7 +47,7 @@ typedef struct {
 struct manifest {
     char clnz[32];
     char platform[128], device[128], vendor[128], driver[64], type[16];
-    char build_options[256];
+    char build_options[PROGRAM_COMMON_MAX];
     char uses[AXIS_COUNT][300]; /* the lists as written, in uses_axis order */
     int n;
     manifest_entry *entries; /* malloc'd, n of them */
