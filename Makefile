@@ -278,10 +278,6 @@ suites: all $(TEST_BIN) $(B)/fault_shim.so $(B)/threshold_example check-kernels
 	  CLNZ_LIBRARY=$(CURDIR)/$(B)/libclnz.so PYTHONPATH=$(CURDIR)/host/python \
 	  $(PYTHON) -m pytest -q $(PYTEST_JOBS) tests/test_python.py; fi
 
-# One suite of the C tests (suites runs them $(JOBS) at a time: make prints
-# each one's output whole when it ends), and test_api again on the kernels
-# built from kernels/ itself, so one that only compiles embedded cannot slip
-# through.
 # $(call logged,NAME,COMMAND): COMMAND's output goes to $(B)/logs/NAME.log
 # as it runs (a suite that hangs can be watched there) and is printed when
 # it ends; after SUITE_TIMEOUT seconds it is stopped and named.
@@ -289,6 +285,11 @@ SUITE_TIMEOUT ?= 3600
 logged = mkdir -p $(B)/logs; log=$(B)/logs/$(1).log; timeout $(SUITE_TIMEOUT) $(2) > $$log 2>&1; \
   rc=$$?; cat $$log; [ $$rc != 124 ] || echo "$(1): stopped after $(SUITE_TIMEOUT) s (SUITE_TIMEOUT)"; \
   exit $$rc
+
+# One suite of the C tests (suites runs them $(JOBS) at a time: make prints
+# each one's output whole when it ends), and test_api again on the kernels
+# built from kernels/ itself, so one that only compiles embedded cannot slip
+# through.
 run-suite/kernel-dir:
 	@echo "== kernels built from kernels/ (CLNZ_KERNEL_DIR)"
 	@$(call logged,kernel-dir,env CLNZ_KERNEL_DIR=kernels $(B)/test_api)

@@ -376,20 +376,43 @@ static void test_debug_with_pending_user_event(void **state)
     unsetenv("CLNZ_DEBUG");
 }
 
+/* A kernel folder of the tests' own: dir (a mkdtemp template) made, with
+ * scan.cl holding text; path names that file. */
+static void scan_kernel_folder(char *dir, char *path, size_t n, const char *text)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, n, "%s/scan.cl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A variable's value (malloc'd; NULL when unset), for env_put_back. */
+static char *env_keep(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+static void env_put_back(const char *name, char *kept)
+{
+    if (kept)
+        setenv(name, kept, 1);
+    else
+        unsetenv(name);
+    free(kept);
+}
+
 /* A kernel that does not compile: the status is OpenCL's, the message
  * carries the build log, and nothing crashes or leaks into later calls. */
 static void test_build_failure_reports_log(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/clnz-badkernels-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[300];
-    snprintf(path, sizeof path, "%s/scan.cl", dir);
-    FILE *f = fopen(path, "w");
-    fputs("__kernel void scan_tiles(__global int *x) { this is not C; }\n", f);
-    fclose(f);
-    const char *old = getenv("CLNZ_KERNEL_DIR");
-    char *saved = old ? strdup(old) : NULL;
+    char dir[] = "/tmp/clnz-badkernels-XXXXXX", path[300];
+    scan_kernel_folder(dir, path, sizeof path,
+                       "__kernel void scan_tiles(__global int *x) { this is not C; }\n");
+    char *saved = env_keep("CLNZ_KERNEL_DIR");
     setenv("CLNZ_KERNEL_DIR", dir, 1);
     clnz_context *c = NULL;
     assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
@@ -406,12 +429,7 @@ static void test_build_failure_reports_log(void **state)
     int64_t count = -1;
     assert_int_equal(clnz_count(c, &t, d, NULL, &count), CLNZ_ERROR_KERNEL_SOURCE);
     clnz_context_release(c);
-    if (saved) {
-        setenv("CLNZ_KERNEL_DIR", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("CLNZ_KERNEL_DIR");
-    }
+    env_put_back("CLNZ_KERNEL_DIR", saved);
     remove(path);
     rmdir(dir);
     clReleaseMemObject(b);
@@ -423,20 +441,12 @@ static void test_build_failure_reports_log(void **state)
 static void test_build_options_with_kernel_dir(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/clnz-optkernels-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[300];
-    snprintf(path, sizeof path, "%s/scan.cl", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n", f);
-    fclose(f);
+    char dir[] = "/tmp/clnz-optkernels-XXXXXX", path[300];
+    scan_kernel_folder(dir, path, sizeof path, "#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n");
     const char *names[3] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS", "CLNZ_CACHE_DIR"};
     char *saved[3];
-    for (int i = 0; i < 3; ++i) {
-        const char *v = getenv(names[i]);
-        saved[i] = v ? strdup(v) : NULL;
-    }
+    for (int i = 0; i < 3; ++i)
+        saved[i] = env_keep(names[i]);
     setenv("CLNZ_KERNEL_DIR", dir, 1);
     /* a cache of its own: the program that builds lands there, not in the
      * suites' cache (its key holds this run's folder) */
@@ -467,13 +477,8 @@ static void test_build_options_with_kernel_dir(void **state)
                      CLNZ_ERROR_KERNEL_SOURCE);
     assert_non_null(strstr(clnz_context_message(c), "CLNZ_KERNEL_DIR is too long: 239 bytes"));
     clnz_context_release(c);
-    for (int i = 0; i < 3; ++i) {
-        if (saved[i])
-            setenv(names[i], saved[i], 1);
-        else
-            unsetenv(names[i]);
-        free(saved[i]);
-    }
+    for (int i = 0; i < 3; ++i)
+        env_put_back(names[i], saved[i]);
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
     assert_int_equal(system(cmd), 0);
