@@ -3,13 +3,13 @@
  * Fresh pages cost a fault and a zeroing on first touch (about 10 us per
  * 4 KiB page on some VMs), which would dominate a large result, so large
  * ones ask for huge pages where the system has them (as numpy does). Up to
- * glibc's largest dynamic mmap threshold (32 MiB on 64-bit) they come from
- * plain malloc: once a result of that size has been freed, glibc serves the
- * next one from the heap without touching the kernel (measured: a 13 MiB
- * result 0.35 ms to fill from the third call on, against 1.3 ms from fresh
- * huge pages every call); above it glibc maps every allocation afresh, and
- * huge-page aligned memory faults least (128 MiB: 18 ms against 95 ms by
- * 4 KiB).
+ * glibc's largest dynamic mmap threshold (32 MiB on 64-bit, less
+ * HEAP_MARGIN) they come from plain malloc: once a result of that size has
+ * been freed, glibc serves the next one from the heap without touching the
+ * kernel (measured: a 13 MiB result 0.35 ms to fill from the third call
+ * on, against 1.3 ms from fresh huge pages every call); above it glibc maps
+ * every allocation afresh, and huge-page aligned memory faults least
+ * (128 MiB: 18 ms against 95 ms by 4 KiB).
  *
  * Above that threshold even huge pages are zeroed by the kernel on every
  * call, which is what kept the blocking call at 1.5x the device-resident
@@ -44,10 +44,18 @@
 /* What a large block holds beyond the result it was asked for: the limits
  * see its usable size, which posix_memalign rounds up by at most HUGE_PAGE
  * (glibc: 0.7 MiB for 1 GiB, 1.7 MiB for 33 MiB, depending on where the
- * block was mapped), so they allow this much per block. Without it a 1 GiB result (f32 (8192, 8192) as pairs) was
- * never kept, nor two of 512 MiB together. */
+ * block was mapped), so they allow this much per block. Without it a 1 GiB
+ * result (f32 (8192, 8192) as pairs) was never kept, nor two of 512 MiB
+ * together. */
 #define KEPT_SLACK HUGE_PAGE
 #define PAGE ((uintptr_t)4096)
+/* glibc maps a request of its own as the request, a header and the rest of
+ * the last page: only a request this far below HEAP_REUSE_MAX is a chunk
+ * its threshold follows (and a usable size free_result does not keep).
+ * Without it a result of exactly 32 MiB (f32 2^22 at 100 %, flat) was
+ * mapped afresh every call, and kept by free_result where no call took
+ * it: the blocking call 6.2 ms against 1.3 device-resident (PoCL). */
+#define HEAP_MARGIN (2 * PAGE)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Kept blocks, oldest first; their count; the live contexts. */
@@ -102,7 +110,7 @@ void *alloc_result_fresh(size_t bytes, int *fresh)
     if (bytes < 2 * HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
     void *p = NULL;
-    if (bytes <= HEAP_REUSE_MAX) {
+    if (bytes <= HEAP_REUSE_MAX - HEAP_MARGIN) {
         p = malloc(bytes);
 #ifdef MADV_HUGEPAGE
         if (p)
@@ -112,11 +120,13 @@ void *alloc_result_fresh(size_t bytes, int *fresh)
     }
     if (CAN_KEEP && (p = take_kept(bytes)) != NULL)
         return p;
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+    /* at least HEAP_REUSE_MAX and a page, so that free_result keeps it */
+    size_t block = bytes > HEAP_REUSE_MAX ? bytes : HEAP_REUSE_MAX + PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, block) != 0)
         return NULL;
     *fresh = 1; /* a block this large is mapped anew */
 #ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+    madvise(p, block, MADV_HUGEPAGE); /* a hint: failure changes nothing */
 #endif
     return p;
 }
