@@ -3,8 +3,9 @@
  *
  *   build/bench_clnz FILE.npy RUNS [--strategies]
  *
- * Prints one JSON object: median and min wall times (ms) over RUNS runs after
- * a warm-up of
+ * Prints one JSON object: median and min wall times (ms) over RUNS runs of
+ * each kind, in three rounds that take turns (each kind's share of a round
+ * after a warm-up call), of
  *   device_nonzero: clnz_nonzero_enqueue + clFinish, input already on the
  *                   device, output (capacity z), count and scratch reused;
  *   device_count:   clnz_count_enqueue + clFinish, likewise;
@@ -166,35 +167,54 @@ int main(int argc, char **argv)
     /* one entry more than z, for the branch-free store; touched once first */
     int64_t *c_out = calloc((size_t)(z + 1) * (size_t)(width ? width : 1), 8);
     enum { N_TIMED = 7 };
-    stat st[N_TIMED];
-    for (int which = 0; which < N_TIMED; ++which) {
-        if (which >= 5 && !c_loop)
-            continue;
-        for (int r = -1; r < runs; ++r) {
-            double t0 = bench_now_ms();
-            if (which == 0 || which == 4) {
-                CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, which == 4 ? &flat : NULL, out,
-                                           0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
-                clFinish(q);
-            } else if (which == 1) {
-                CHECK(clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 0, NULL, NULL));
-                clFinish(q);
-            } else if (which == 2) {
-                clnz_result res;
-                CHECK(clnz_nonzero(ctx, &t, a.data, NULL, NULL, &res));
-                clnz_result_free(&res);
-            } else if (which == 3) {
-                int64_t c;
-                CHECK(clnz_count(ctx, &t, a.data, NULL, &c));
-            } else if (c_loop_nonzero(a.data, a.rank, a.shape, a.dtype, which == 6, c_out) != z) {
-                fprintf(stderr, "bench_clnz: the C loop counts other than clnz\n");
-                return 1;
+    int kinds = c_loop ? N_TIMED : 5;
+    /* In ROUNDS rounds, each timing every kind's share of the runs back to
+     * back after a warm-up call, each round starting at the next kind: a
+     * burst of noise from the rest of the machine then falls on one round
+     * of a kind, not on all of its runs (on the 2-core VM, all of one
+     * kind's runs and then the next kind's, rows and flat, the same kernel
+     * for a 1-D input, came out 0.30 and 0.58 ms by mins in one run).
+     * Back to back within a round: a kind's calls right after another's
+     * find PoCL's threads asleep or still spinning beside the C loop (one
+     * call of each kind in turn: clnz's medians at 2^20 rose 1.5x, the C
+     * loop's 1.7x). */
+    enum { ROUNDS = 3 };
+    int per_round = (runs + ROUNDS - 1) / ROUNDS;
+    double *tk = malloc(sizeof(double) * (size_t)kinds * (size_t)runs);
+    for (int r = 0; r * per_round < runs; ++r) {
+        for (int k = 0; k < kinds; ++k) {
+            int which = (k + r) % kinds;
+            for (int j = -1; j < per_round && r * per_round + j < runs; ++j) {
+                double t0 = bench_now_ms();
+                if (which == 0 || which == 4) {
+                    CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, which == 4 ? &flat : NULL,
+                                               out, 0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
+                    clFinish(q);
+                } else if (which == 1) {
+                    CHECK(clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 0, NULL, NULL));
+                    clFinish(q);
+                } else if (which == 2) {
+                    clnz_result res;
+                    CHECK(clnz_nonzero(ctx, &t, a.data, NULL, NULL, &res));
+                    clnz_result_free(&res);
+                } else if (which == 3) {
+                    int64_t c;
+                    CHECK(clnz_count(ctx, &t, a.data, NULL, &c));
+                } else if (c_loop_nonzero(a.data, a.rank, a.shape, a.dtype, which == 6, c_out) !=
+                           z) {
+                    fprintf(stderr, "bench_clnz: the C loop counts other than clnz\n");
+                    return 1;
+                }
+                if (j >= 0) /* j = -1: the warm-up */
+                    tk[(size_t)which * (size_t)runs + (size_t)(r * per_round + j)] =
+                        bench_now_ms() - t0;
             }
-            if (r >= 0)
-                tm[r] = bench_now_ms() - t0;
         }
-        st[which] = summarize(tm, runs);
     }
+    stat st[N_TIMED];
+    for (int which = 0; which < kinds; ++which)
+        st[which] = summarize(tk + (size_t)which * (size_t)runs, runs);
+    free(tk);
     free(c_out);
     clnz_launch l;
     clnz_launch_source src;
@@ -205,7 +225,7 @@ int main(int argc, char **argv)
     static const char *const names[N_TIMED] = {
         "device_nonzero", "device_count",        "host_nonzero", "host_count",
         "device_nonzero_flat", "c_loop", "c_loop_flat"};
-    for (int k = 0; k < (c_loop ? N_TIMED : 5); ++k)
+    for (int k = 0; k < kinds; ++k)
         printf(", \"%s\": [%.4f, %.4f]", names[k], st[k].median, st[k].min);
     printf("}\n");
     free(tm);
