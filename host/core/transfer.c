@@ -82,7 +82,8 @@ clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, voi
 /* The result's bytes on the host. A CPU device wrote them in place (the
  * buffer uses the host memory); mapping makes that visible by the book.
  * The map and the unmap are waited for through their own events (see
- * wait_own), and a mapping is undone whatever fails after it. */
+ * wait_own), together where the map is in place, and a mapping is undone
+ * whatever fails after it. */
 clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place)
 {
     if (!in_place)
@@ -97,6 +98,21 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
         fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
     if (e)
         return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
+    if (p == dst) {
+        /* mapped in place, nothing to copy: the unmap goes right behind the
+         * map (after its event: the caller's queue may run out of order) and
+         * one wait covers both, a host round trip less (about 6 us of a
+         * blocking call on PoCL). Where the unmap cannot be enqueued, the
+         * steps below wait for the map and try it again. */
+        cl_event unmapped = NULL;
+        if (clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped) == CL_SUCCESS) {
+            cl_event both[2] = {ev, unmapped};
+            cl_int f = clFlush(q), w = clWaitForEvents(2, both);
+            clReleaseEvent(ev);
+            clReleaseEvent(unmapped);
+            return CL_CHECK(ch->ctx, f ? f : w, "clEnqueueMapBuffer(result)");
+        }
+    }
     e = wait_own(q, ev);
     if (!e && p != dst) /* a driver that mapped a copy after all */
         memcpy(dst, p, bytes);
