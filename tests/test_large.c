@@ -4,7 +4,8 @@
  * (CLNZ_MAX_ALLOC), the channel rule and batches too; slices cut in the
  * input's own memory order (a transposed input as few as a C-order one);
  * and, in the long tier, a real 5 * 2^30-element u8 array with nonzeros at
- * both ends and around 2^31 and 2^32, past what 32-bit offsets can name. */
+ * both ends and around 2^31 and 2^32, past what 32-bit offsets can name,
+ * whole and in slices of 1 GiB with a C-order stride past 2^31. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -296,28 +297,38 @@ static void test_batched_slices(void **state)
 }
 
 /* 5 * 2^30 u8 elements (calloc: the zero pages cost no memory until read),
- * more than the device's largest allocation and than 2^32. */
+ * more than the device's largest allocation on some machines and than
+ * 2^32, nonzero (1, 2, ...) at both ends and around 2^31 and 2^32. */
+#define FIVE_GIB ((int64_t)5 << 30)
+static const int64_t five_gib_at[] = {0,
+                                      1,
+                                      ((int64_t)1 << 31) - 1,
+                                      (int64_t)1 << 31,
+                                      ((int64_t)1 << 32) - 1,
+                                      (int64_t)1 << 32,
+                                      ((int64_t)1 << 32) + 1,
+                                      FIVE_GIB - 2,
+                                      FIVE_GIB - 1};
+enum { FIVE_GIB_K = sizeof five_gib_at / sizeof five_gib_at[0] };
+
+static uint8_t *five_gib(void)
+{
+    uint8_t *a = calloc((size_t)FIVE_GIB, 1);
+    for (int i = 0; a && i < FIVE_GIB_K; ++i)
+        a[five_gib_at[i]] = (uint8_t)(i + 1);
+    return a;
+}
+
 static void test_five_gib_past_2_32(void **state)
 {
     TU_FULL_ONLY(); /* a huge input: the long tier */
     (void)state;
     clnz_context *ctx = tu_context();
-    const int64_t n = (int64_t)5 << 30;
-    uint8_t *a = calloc((size_t)n, 1);
+    const int64_t n = FIVE_GIB, *at = five_gib_at;
+    const int k = FIVE_GIB_K;
+    uint8_t *a = five_gib();
     if (!a)
         skip();
-    const int64_t at[] = {0,
-                          1,
-                          ((int64_t)1 << 31) - 1,
-                          (int64_t)1 << 31,
-                          ((int64_t)1 << 32) - 1,
-                          (int64_t)1 << 32,
-                          ((int64_t)1 << 32) + 1,
-                          n - 2,
-                          n - 1};
-    const int k = (int)(sizeof at / sizeof at[0]);
-    for (int i = 0; i < k; ++i)
-        a[at[i]] = (uint8_t)(i + 1);
     int64_t shape1[1] = {n}, shape2[2] = {5, (int64_t)1 << 30};
     clnz_tensor flat = {CLNZ_U8, 1, shape1, NULL}, grid = {CLNZ_U8, 2, shape2, NULL};
 
@@ -355,6 +366,51 @@ static void test_five_gib_past_2_32(void **state)
     free(a);
 }
 
+/* The same 5 GiB in slices of 1 GiB, as (2, 5 * 2^29): a C-order stride
+ * of 5 * 2^29, past 2^31, which the slices' flat indices and the merge of
+ * their runs took in an int (helper 36's report): flat indices came out
+ * negative, and a transposed view's entries out of C order. */
+static void test_five_gib_slices_past_2_31_strides(void **state)
+{
+    TU_FULL_ONLY(); /* a huge input: the long tier */
+    (void)state;
+    clnz_context *ctx = tu_context_limited("1G");
+    const int64_t *at = five_gib_at, cols = (int64_t)5 << 29;
+    const int k = FIVE_GIB_K;
+    uint8_t *a = five_gib();
+    if (!a)
+        skip();
+    int64_t shape[2] = {2, cols}, tstrides[2] = {1, 2};
+    clnz_tensor rows = {CLNZ_U8, 2, shape, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_FLAT;
+    clnz_result res;
+    TU_CHECK(ctx, clnz_nonzero(ctx, &rows, a, NULL, &o, &res));
+    assert_int_equal(res.count, k);
+    for (int i = 0; i < k; ++i)
+        assert_int_equal(((int64_t *)res.indices)[i], at[i]);
+    clnz_result_free(&res);
+
+    /* the buffer as (5 * 2^29, 2) seen transposed: element (r, c) is
+     * a[2c + r]; in C order the even positions' entries come first */
+    clnz_tensor tr = {CLNZ_U8, 2, shape, tstrides};
+    clnz_nonzero_options_init(&o);
+    TU_CHECK(ctx, clnz_nonzero(ctx, &tr, a, NULL, &o, &res));
+    assert_int_equal(res.count, k);
+    int e = 0;
+    for (int r = 0; r < 2; ++r)
+        for (int i = 0; i < k; ++i)
+            if (at[i] % 2 == r) {
+                assert_int_equal(((int64_t *)res.indices)[2 * e], r);
+                assert_int_equal(((int64_t *)res.indices)[2 * e + 1], at[i] / 2);
+                ++e;
+            }
+    clnz_result_free(&res);
+    free(a);
+    clnz_context_release(ctx);
+}
+
 int main(void)
 {
     tu_seed("test_large");
@@ -365,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_channel_rule_slices),
         cmocka_unit_test(test_batched_slices),
         cmocka_unit_test(test_five_gib_past_2_32),
+        cmocka_unit_test(test_five_gib_slices_past_2_31_strides),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

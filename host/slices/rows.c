@@ -75,6 +75,18 @@ typedef struct {
     size_t at, end;
 } run_head;
 
+/* The C-order strides of shape, in elements, in 64 bits: an int here
+ * wrapped once a stride reached 2^31 ((2, 2^31) u8 sliced: flat indices
+ * negative, runs merged out of order). */
+static void c_strides(const int64_t *shape, int rank, int64_t *cstr)
+{
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+        cstr[d] = s;
+        s *= shape[d];
+    }
+}
+
 static uint64_t flat_key(const int64_t *row, int rank, const int64_t *cstr)
 {
     uint64_t k = 0;
@@ -107,10 +119,7 @@ static clnz_status merge_runs(clnz_context *ctx, const view *v, collect *c)
     size_t z = c->rows->used / sizeof(int64_t) / (size_t)rank;
     const int64_t *rows = (const int64_t *)c->rows->data;
     int64_t cstr[CLNZ_MAX_RANK];
-    for (int d = rank - 1, s = 1; d >= 0; --d) {
-        cstr[d] = s;
-        s *= v->shape[d];
-    }
+    c_strides(v->shape, rank, cstr);
     run_head *heap = malloc((c->n_runs ? c->n_runs : 1) * sizeof *heap);
     if (!heap)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -182,10 +191,7 @@ clnz_status rows_to_result(clnz_context *ctx, const tensor_info *t, const accum 
     if (!out)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
     int64_t cstr[CLNZ_MAX_RANK];
-    for (int d = rank - 1, s = 1; d >= 0; --d) {
-        cstr[d] = s;
-        s *= t->shape[d];
-    }
+    c_strides(t->shape, rank, cstr);
     for (uint64_t k = 0; k < entries; ++k) {
         const int64_t *row = k < z ? (const int64_t *)rows->data + k * (uint64_t)rank : NULL;
         for (int j = 0; j < per_entry; ++j) {
