@@ -41,17 +41,20 @@ clnz_status upload(clnz_context *ctx, const tensor_info *t, const void *data, cl
     return CL_CHECK(ctx, e, "clCreateBuffer(input)");
 }
 
-/* Waits for one command of ours and releases its event. Never clFinish,
+/* Waits for n commands of ours and releases their events. Never clFinish,
  * which waits for every command of the queue (the caller's too, when the
  * queue is the caller's), and never a blocking enqueue: PoCL runs one as
  * the command and a clFinish. The flush makes sure the command starts. */
-static cl_int wait_own(cl_command_queue q, cl_event ev)
+static cl_int wait_own_n(cl_command_queue q, cl_uint n, cl_event *evs)
 {
     cl_int e = clFlush(q);
-    cl_int w = clWaitForEvents(1, &ev);
-    clReleaseEvent(ev);
+    cl_int w = clWaitForEvents(n, evs);
+    for (cl_uint i = 0; i < n; ++i)
+        clReleaseEvent(evs[i]);
     return e ? e : w;
 }
+
+static cl_int wait_own(cl_command_queue q, cl_event ev) { return wait_own_n(q, 1, &ev); }
 
 clnz_status read_after(clnz_context *ctx, cl_mem buf, size_t offset, size_t bytes, void *dst,
                        cl_uint n_wait, const cl_event *wait)
@@ -107,10 +110,7 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
         cl_event unmapped = NULL;
         if (clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped) == CL_SUCCESS) {
             cl_event both[2] = {ev, unmapped};
-            cl_int f = clFlush(q), w = clWaitForEvents(2, both);
-            clReleaseEvent(ev);
-            clReleaseEvent(unmapped);
-            return CL_CHECK(ch->ctx, f ? f : w, "clEnqueueMapBuffer(result)");
+            return CL_CHECK(ch->ctx, wait_own_n(q, 2, both), "clEnqueueMapBuffer(result)");
         }
     }
     e = wait_own(q, ev);
