@@ -1,10 +1,14 @@
 """Inputs larger than one device allocation: with CLNZ_MAX_ALLOC lowered to a
-few KiB, every command cuts its input into slices (host/chunked.c); the
+few KiB, every command cuts its input into slices (host/slices/); the
 results must still equal numpy's, bit for bit. Helpers from test_cli.py."""
+import os
+import subprocess
+import time
+
 import numpy as np
 import pytest
 
-from test_cli import SEED, random_array, rng, run, save  # noqa: F401 (rng: a fixture)
+from test_cli import CLNZ, SEED, TIMEOUT, random_array, rng, run, save  # noqa: F401 (rng: a fixture)
 
 SHAPES = [(20000,), (37, 531), (3, 41, 97), (2, 3, 5, 700), (1, 9000), (0, 5000)]
 
@@ -75,3 +79,45 @@ def test_batches_in_slices(tmp_path, rng, shape):
     expect(np.load(out), np.concatenate(items), "entries")
     expect(np.load(off), np.concatenate([[0], np.cumsum([len(i) for i in items])]).astype(np.int64),
            "offsets")
+
+
+def peak_mib(tmp_path, *args, max_alloc=None):
+    """The peak resident memory (MiB) of one clnz command, from its own rusage."""
+    env = dict(os.environ)
+    env.pop("CLNZ_MAX_ALLOC")
+    if max_alloc:
+        env["CLNZ_MAX_ALLOC"] = max_alloc
+    with open(tmp_path / "stderr", "w+") as err:
+        p = subprocess.Popen([CLNZ, *map(str, args)], env=env, stdout=subprocess.DEVNULL,
+                             stderr=err)
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # os.wait4, not Popen's wait: it gives this process's own usage
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+            time.sleep(0.02)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        assert p.returncode == 0, (args, max_alloc, err.read())
+    return usage.ru_maxrss / 1024
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_sliced_results_cost_about_what_whole_ones_do(tmp_path, order):
+    # Regression: the slices' results were gathered as full-rank int64 rows
+    # (24 bytes an element here), doubled while growing, before taking their
+    # layout or values: a sliced select of a (512, 512, 256) u8 array peaked
+    # 1.5 GiB above the same call unsliced. Now a key of 8 bytes an entry
+    # stays only where slices interleave (a Fortran-order input), and in C
+    # order select and flat nonzero need nothing beside their result.
+    a = np.asarray(np.ones((256, 512, 256), np.uint8), order=order)  # 32 MiB, all selected
+    inp, out = save(tmp_path, a), tmp_path / "o.npy"
+    keys_mib = 8 * a.size / 2**20 if order == "F" else 0
+    for args in [("select", inp), ("nonzero", inp, "--layout", "flat")]:
+        whole = peak_mib(tmp_path, *args, "-o", out)
+        sliced = peak_mib(tmp_path, *args, "-o", out, max_alloc="16M")
+        assert sliced - whole < 48 + keys_mib, (args, order, whole, sliced)
+    assert np.load(out).shape == (a.size,)

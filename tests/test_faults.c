@@ -271,10 +271,35 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
-/* Sliced: a context whose allocation limit cuts the input in slices. */
+/* Sliced: a context whose allocation limit cuts the input in slices.
+ * nonzero and select in C order (slices in order: a select per slice),
+ * then flat nonzero and select of the transposed view (slices interleave:
+ * keys merged, values gathered by key). */
 static clnz_status run_sliced(clnz_context *ctx, uint64_t *sum)
 {
-    return run_nonzero(ctx, sum);
+    uint64_t part[2] = {0, 0};
+    clnz_status st = run_nonzero(ctx, &part[0]);
+    if (!st)
+        st = run_select(ctx, &part[1]);
+    int64_t shape[2] = {10001, 7}, strides[2] = {1, 10001};
+    clnz_tensor t = {CLNZ_F32, 2, shape, strides};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    o.layout = CLNZ_LAYOUT_FLAT;
+    clnz_result r;
+    if (!st)
+        st = clnz_nonzero(ctx, &t, input, NULL, &o, &r);
+    if (st)
+        return st;
+    uint64_t h = mix(mix((uint64_t)r.count, part, sizeof part), r.indices, (size_t)r.count * 8);
+    clnz_result_free(&r);
+    clnz_array a;
+    st = clnz_select(ctx, &t, input, NULL, NULL, NULL, &a);
+    if (!st) {
+        *sum = mix(h ^ (uint64_t)a.shape[0], a.data, (size_t)a.shape[0] * 4);
+        clnz_array_free(&a);
+    }
+    return st;
 }
 
 /* A context made outside the injection, with its own allocation limit. */

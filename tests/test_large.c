@@ -80,27 +80,33 @@ static void test_issue16_item6_fortran_order_slices_like_c_order(void **state)
     clnz_context_release(ctx);
 }
 
-/* Random shapes and views (C order, reversed, every other element) of up
- * to 40000 f32 elements through a 16 KiB limit: tens of slices, cut along
- * the outer dimensions or inside the last one, with every option. */
+/* Random shapes and views (C order, reversed, every other element,
+ * transposed) of up to 40000 f32 elements through a 16 KiB limit: tens of
+ * slices, cut along the outer dimensions or inside the last one, with
+ * every option. A transposed view's slices interleave in C order: their
+ * keys are merged (slices/keys.c). */
 static void test_slices_match_the_reference(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context_limited("16K");
-    for (int it = 0; it < 24; ++it) {
+    for (int it = 0; it < 32; ++it) {
         int rank = 1 + it % 4;
         int64_t shape[4], full[4], strides[4], n = 1;
         for (int d = 0; d < rank; ++d) {
             shape[d] = 1 + (int64_t)(tu_rand() % (rank == 1 ? 40000 : rank == 2 ? 300 : 30));
             n *= shape[d];
         }
-        int kind = it % 3; /* 0: C order, 1: every axis reversed, 2: every other element */
+        /* 0: C order, 1: every axis reversed, 2: every other element, 3: transposed */
+        int kind = it % 4;
         int64_t span = 1;
         for (int d = rank - 1; d >= 0; --d) {
             full[d] = kind == 2 ? 2 * shape[d] : shape[d];
             strides[d] = (kind == 1 ? -1 : kind == 2 ? 2 : 1) * span;
             span *= full[d];
         }
+        int64_t f = 1; /* transposed: Fortran order */
+        for (int d = 0; kind == 3 && d < rank; ++d)
+            strides[d] = f, f *= shape[d];
         float *buf = malloc((size_t)span * 4);
         tu_fill(CLNZ_F32, buf, (size_t)span, it % 2 ? 0.6 : 0.05);
         int64_t origin = 0; /* element 0 of a reversed view is the buffer's last */
@@ -179,6 +185,112 @@ static void test_select_and_where_slices(void **state)
     clnz_context_release(ctx);
 }
 
+/* Strides (elements) of a (13, 29, 31) view in a buffer of its elements:
+ * 0 C order, 1 every axis reversed, 2 transposed (Fortran order); the
+ * offset of its logical element 0 in *origin. */
+static const int64_t layout_shape[3] = {13, 29, 31};
+static void layout_strides(int layout, int64_t *strides, int64_t *origin)
+{
+    int64_t c = 1, f = 1;
+    *origin = 0;
+    for (int d = 2; d >= 0; --d)
+        strides[d] = layout == 1 ? -c : c, c *= layout_shape[d];
+    for (int d = 0; layout == 2 && d < 3; ++d)
+        strides[d] = f, f *= layout_shape[d];
+    for (int d = 0; layout == 1 && d < 3; ++d)
+        *origin += (layout_shape[d] - 1) * -strides[d];
+}
+
+/* select through an 8 KiB limit with x and the mask each in C order,
+ * reversed or transposed, and x alone (no mask), for each dtype family:
+ * where both lie in C order each slice is an ordinary select, otherwise the
+ * values are gathered by key over the keys' memory (slices/keys.c). Against
+ * the reference nonzero of the mask and x's values read by coordinates. */
+static void test_select_slices_every_layout(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("8K");
+    const int64_t n = 13 * 29 * 31;
+    uint8_t *m = malloc((size_t)n);
+    for (int k = 0; k < tu_n_dtypes; ++k) {
+        clnz_dtype dt = tu_dtypes[k];
+        size_t elem = clnz_dtype_size(dt);
+        char *x = malloc((size_t)n * elem);
+        tu_fill(dt, x, (size_t)n, 0.6);
+        tu_fill(CLNZ_U8, m, (size_t)n, 0.3);
+        for (int xl = 0; xl < 3; ++xl)
+            for (int ml = 0; ml < 4; ++ml) { /* ml 3: no mask */
+                int64_t xs[3], ms[3], xo, mo;
+                layout_strides(xl, xs, &xo);
+                layout_strides(ml % 3, ms, &mo);
+                clnz_tensor xt = {dt, 3, layout_shape, xs}, mt = {CLNZ_U8, 3, layout_shape, ms};
+                const clnz_tensor *sel = ml == 3 ? &xt : &mt;
+                const void *sel_data = ml == 3 ? (const void *)(x + xo * (int64_t)elem) : m + mo;
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                int64_t z, entries;
+                int per_entry;
+                int64_t *at = tu_ref_nonzero(sel, sel_data, NULL, &o, &z, &entries, &per_entry);
+                clnz_array out;
+                TU_CHECK(ctx, clnz_select(ctx, &xt, x + xo * (int64_t)elem, ml == 3 ? NULL : &mt,
+                                          m + mo, NULL, &out));
+                assert_int_equal(out.shape[0], z);
+                for (int64_t e = 0; e < z; ++e) {
+                    int64_t off = xo;
+                    for (int d = 0; d < 3; ++d)
+                        off += at[3 * e + d] * xs[d];
+                    if (memcmp((char *)out.data + e * (int64_t)elem, x + off * (int64_t)elem,
+                               elem))
+                        fail_msg("%s x layout %d mask layout %d: value %lld of %lld differs",
+                                 clnz_dtype_name(dt), xl, ml, (long long)e, (long long)z);
+                }
+                clnz_array_free(&out);
+                free(at);
+            }
+        free(x);
+    }
+    free(m);
+    clnz_context_release(ctx);
+}
+
+/* Regression: each slice's result came back as full-rank int64 rows, so
+ * under a small limit a rank-12 input failed with "the result (4096 entries
+ * of 96 bytes) exceeds the device's largest allocation" however finely it
+ * was cut. Slices now return 8-byte flat indices: (2,)*11 + (64,) u8, all
+ * nonzero, through 64 KiB, in nonzero (rows and flat), batched and select. */
+static void test_rank_12_through_a_64k_limit(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("64K");
+    int64_t shape[12], n = 64 << 11;
+    for (int d = 0; d < 11; ++d)
+        shape[d] = 2;
+    shape[11] = 64;
+    uint8_t *a = malloc((size_t)n);
+    for (int64_t i = 0; i < n; ++i)
+        a[i] = (uint8_t)(1 + i % 251);
+    clnz_tensor t = {CLNZ_U8, 12, shape, NULL};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    expect_nonzero(ctx, &t, a, &o);
+    o.layout = CLNZ_LAYOUT_FLAT;
+    expect_nonzero(ctx, &t, a, &o);
+    clnz_nonzero_options_init(&o);
+    clnz_result res;
+    clnz_array offs, out;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, a, NULL, &o, &res, &offs));
+    assert_int_equal(res.count, n);
+    assert_int_equal(((int64_t *)offs.data)[1], n / 2);
+    clnz_result_free(&res);
+    clnz_array_free(&offs);
+    TU_CHECK(ctx, clnz_select(ctx, &t, a, NULL, NULL, NULL, &out));
+    assert_int_equal(out.shape[0], n);
+    assert_memory_equal(out.data, a, (size_t)n);
+    clnz_array_free(&out);
+    free(a);
+    clnz_context_release(ctx);
+}
+
 /* Compares a result's entries (widened) with a reference's. */
 static void expect_entries(const clnz_result *res, const int64_t *want, int64_t n,
                            const char *what)
@@ -242,8 +354,8 @@ static void test_channel_rule_slices(void **state)
 
 /* Batched nonzero through a 4 KiB limit: many small items per slice,
  * items larger than the limit (each cut on its own), and an input that fits
- * with entries that do not; every index type, both
- * orders; against the reference run item by item. */
+ * with entries that do not; every index type, both orders, C order and
+ * transposed; against the reference run item by item. */
 static void test_batched_slices(void **state)
 {
     (void)state;
@@ -256,12 +368,14 @@ static void test_batched_slices(void **state)
         int64_t *shape = shapes[s], n = shape[0] * shape[1] * shape[2];
         float *x = malloc((size_t)n * 4);
         tu_fill(CLNZ_F32, x, (size_t)n, s % 2 ? 0.7 : 0.2);
-        clnz_tensor t = {CLNZ_F32, 3, shape, NULL};
-        for (int v = 0; v < 3; ++v) {
+        /* v 3: the same data transposed (Fortran order), its slices' keys merged */
+        int64_t fstrides[3] = {1, shape[0], shape[0] * shape[1]};
+        for (int v = 0; v < 4; ++v) {
+            clnz_tensor t = {CLNZ_F32, 3, shape, v == 3 ? fstrides : NULL};
             clnz_nonzero_options o;
             clnz_nonzero_options_init(&o);
-            o.index_type = (clnz_index_type)v;
-            o.order = v == 1 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
+            o.index_type = (clnz_index_type)(v % 3);
+            o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
             clnz_result res;
             clnz_array offs;
             TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, x, NULL, &o, &res, &offs));
@@ -269,12 +383,12 @@ static void test_batched_slices(void **state)
             const int64_t *off = offs.data;
             int64_t *all = tu_widen(res.indices, res.index_type, (size_t)res.count * 2);
             int64_t item_shape[2] = {shape[1], shape[2]}, done = 0;
-            clnz_tensor it = {CLNZ_F32, 2, item_shape, NULL};
+            clnz_tensor it = {CLNZ_F32, 2, item_shape, v == 3 ? fstrides + 1 : NULL};
             for (int64_t b = 0; b < shape[0]; ++b) {
                 int64_t z, entries;
                 int per_entry;
-                int64_t *want = tu_ref_nonzero(&it, x + b * shape[1] * shape[2], NULL, &o, &z,
-                                               &entries, &per_entry);
+                const float *item = x + b * (v == 3 ? 1 : shape[1] * shape[2]);
+                int64_t *want = tu_ref_nonzero(&it, item, NULL, &o, &z, &entries, &per_entry);
                 if (off[b] != done || off[b + 1] != done + z)
                     fail_msg("shape %d item %lld: offsets %lld..%lld, want %lld..%lld", s,
                              (long long)b, (long long)off[b], (long long)off[b + 1],
@@ -423,6 +537,8 @@ int main(void)
         cmocka_unit_test(test_slices_match_the_reference),
         cmocka_unit_test(test_issue16_item6_fortran_order_slices_like_c_order),
         cmocka_unit_test(test_select_and_where_slices),
+        cmocka_unit_test(test_select_slices_every_layout),
+        cmocka_unit_test(test_rank_12_through_a_64k_limit),
         cmocka_unit_test(test_channel_rule_slices),
         cmocka_unit_test(test_batched_slices),
         cmocka_unit_test(test_five_gib_past_2_32),

@@ -178,29 +178,39 @@ static clnz_status batched_direct(clnz_context *ctx, const tensor_info *t, const
     return st;
 }
 
-/* Past one allocation: every selected element's coordinates, merged in C
- * order (slices/rows.c); the offsets count them by their batch coordinate,
- * and the entries drop it. */
+/* Past one allocation: every selected element's key (its flat C-order
+ * index, slices/keys.c); the offsets count them by batch item, an item
+ * being a stretch of item_elems keys, and the entries drop the batch
+ * coordinate. */
 static clnz_status batched_sliced(clnz_context *ctx, const tensor_info *t, const view *v,
                                   const clnz_predicate *pred, const clnz_nonzero_options *o,
                                   int width, uint64_t budget, clnz_result *res,
                                   clnz_array *offsets)
 {
-    uint64_t batches = (uint64_t)t->shape[0];
+    uint64_t batches = (uint64_t)t->shape[0], item_elems = 1;
+    for (int d = 1; d < t->rank; ++d)
+        item_elems *= (uint64_t)t->shape[d];
     int64_t *offs = calloc((size_t)(batches + 1), sizeof *offs);
     if (!offs)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the offsets");
-    accum rows = {0};
-    clnz_status st = sliced_rows(ctx, v, pred, budget, &rows);
-    size_t z = st ? 0 : rows.used / sizeof(int64_t) / (size_t)t->rank;
-    const int64_t *r = (const int64_t *)rows.data;
-    for (size_t k = 0; k < z; ++k)
-        offs[r[k * (size_t)t->rank] + 1]++;
-    for (uint64_t b = 0; b < batches; ++b)
+    key_runs keys;
+    key_reader r = {0};
+    clnz_status st = sliced_keys(ctx, v, pred, budget, &keys);
+    if (!st)
+        st = key_reader_start(ctx, &keys, &r);
+    uint64_t b = 0, item_end = item_elems; /* keys in C order: no division */
+    for (size_t i = 0, z = st ? 0 : keys.keys.used / sizeof(uint64_t); i < z; ++i) {
+        uint64_t k = key_reader_next(&r);
+        while (k >= item_end)
+            ++b, item_end += item_elems;
+        offs[b + 1]++;
+    }
+    key_reader_end(&r);
+    for (b = 0; b < batches; ++b)
         offs[b + 1] += offs[b];
     if (!st)
-        st = rows_to_result(ctx, t, &rows, o, width, res);
-    free(rows.data);
+        st = keys_to_result(ctx, t, &keys, o, width, res);
+    key_runs_free(&keys);
     if (st) {
         free(offs);
         return st;

@@ -149,10 +149,10 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
         ctx_clear_message(ctx);
         budget /= 2;
     }
-    accum rows = {0};
-    st = sliced_rows(ctx, &v, pred, budget, &rows);
+    key_runs keys;
+    st = sliced_keys(ctx, &v, pred, budget, &keys);
     if (!st)
-        st = rows_to_result(ctx, &t, &rows, o, width, res);
-    free(rows.data);
+        st = keys_to_result(ctx, &t, &keys, o, width, res);
+    key_runs_free(&keys);
     return st;
 }

@@ -2,6 +2,7 @@
  * x's shape (or on x itself), in C order: device-resident and blocking.
  * The job is nonzero's with values for entries (strategy/strategy.h). */
 #include "ops/ops.h"
+#include "core/result_mem.h"
 #include "core/transfer.h"
 #include "slices/slices.h"
 
@@ -147,34 +148,101 @@ static clnz_status select_direct(clnz_context *ctx, const tensor_info *xi, const
     return st;
 }
 
-/* Past one allocation: the selected positions (sliced_rows, on the mask),
- * then x's values there, read from host memory. */
-static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *mv,
-                                 const clnz_predicate *pred, clnz_array *out)
+/* ---- past one allocation ---- */
+
+typedef struct {
+    const clnz_predicate *pred;
+    int has_mask; /* the slicing's views: the mask, then x; x alone without one */
+    accum values;
+} select_collect;
+
+/* One slice selected on the device, its values appended: slices come in
+ * C order here (select_sliced). */
+static clnz_status select_slice(clnz_context *ctx, void *user, const view *s, const box *at)
 {
-    accum rows = {0};
-    clnz_status st = sliced_rows(ctx, mv, pred, ctx->max_alloc, &rows);
-    int rank = xv->rank;
-    size_t z = rank ? rows.used / sizeof(int64_t) / (size_t)rank : 0;
-    char *values = st ? NULL : malloc(z ? z * xv->elem : 1);
-    if (!st && !values)
+    (void)at;
+    select_collect *c = user;
+    const view *x = &s[c->has_mask];
+    clnz_tensor mt = view_tensor(&s[0]), xt = view_tensor(x);
+    tensor_info mi, xi;
+    clnz_array a;
+    clnz_status st = tensor_check(ctx, &mt, &mi);
+    if (!st)
+        st = tensor_check(ctx, &xt, &xi);
+    if (!st)
+        st = select_direct(ctx, &xi, x->data, &mi, s[0].data, c->has_mask, c->pred, &a);
+    if (st)
+        return st;
+    st = accum_add(ctx, &c->values, a.data, (size_t)a.shape[0] * xi.elem);
+    clnz_array_free(&a);
+    return st;
+}
+
+/* The selected positions' keys (sliced_keys, on the mask), then x's values
+ * there read from host memory, over the keys' own memory where they are in
+ * order (keys_result_begin): at most one key an entry beside the values,
+ * whatever the rank. */
+static clnz_status select_by_keys(clnz_context *ctx, const view *xv, const view *mv,
+                                  const clnz_predicate *pred, clnz_array *out)
+{
+    key_runs kr;
+    key_reader r = {0};
+    char *values = NULL;
+    clnz_status st = sliced_keys(ctx, mv, pred, ctx->max_alloc, &kr);
+    size_t z = st ? 0 : kr.keys.used / sizeof(uint64_t);
+    if (!st)
+        st = key_reader_start(ctx, &kr, &r);
+    if (!st && !(values = keys_result_begin(&kr, z, xv->elem)))
         st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
-    const int64_t *row = (const int64_t *)rows.data;
-    for (size_t k = 0; !st && k < z; ++k, row += rank) {
+    unravel u;
+    unravel_init(&u, xv->rank, xv->shape);
+    for (size_t k = 0; !st && k < z; ++k) {
+        const int64_t *idx = unravel_to(&u, key_reader_next(&r));
         int64_t off = 0;
-        for (int d = 0; d < rank; ++d)
-            off += row[d] * xv->strides[d];
+        for (int d = 0; d < xv->rank; ++d)
+            off += idx[d] * xv->strides[d];
         memcpy(values + k * xv->elem, xv->data + off * (int64_t)xv->elem, xv->elem);
     }
-    free(rows.data);
-    if (st) {
-        free(values);
+    key_reader_end(&r);
+    char *done = st ? NULL : keys_result_end(&kr, values, z * xv->elem);
+    if (!st && !done)
+        st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+    if (st && values != kr.keys.data)
+        free_result(values);
+    key_runs_free(&kr);
+    if (st)
         return st;
-    }
-    out->data = values;
+    out->data = done;
     out->dtype = xv->dtype;
     out->rank = 1;
     out->shape[0] = (int64_t)z;
+    return CLNZ_SUCCESS;
+}
+
+/* Past one allocation. Where x and the mask both lie in C order, slices
+ * of the two come in C order and each is an ordinary select, its values
+ * straight after the last slice's; otherwise the slices interleave and the
+ * values are gathered by key. */
+static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *mv, int has_mask,
+                                 const clnz_predicate *pred, clnz_array *out)
+{
+    if (!view_in_c_order(xv) || !view_in_c_order(mv))
+        return select_by_keys(ctx, xv, mv, pred, out);
+    select_collect c = {pred, has_mask, {0}};
+    view both[2] = {*mv, *xv};
+    slicing s = {both, 1 + has_mask, ctx->max_alloc, 0, 0};
+    clnz_status st = slices_each(ctx, &s, select_slice, &c);
+    char *data = st ? NULL : realloc(c.values.data, c.values.used ? c.values.used : 1);
+    if (!st && !data)
+        st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+    if (st) {
+        free(c.values.data);
+        return st;
+    }
+    out->data = data;
+    out->dtype = xv->dtype;
+    out->rank = 1;
+    out->shape[0] = (int64_t)(c.values.used / xv->elem);
     return CLNZ_SUCCESS;
 }
 
@@ -204,5 +272,5 @@ clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_d
             return st;
         ctx_clear_message(ctx);
     }
-    return select_sliced(ctx, &xv, &mv, pred, out);
+    return select_sliced(ctx, &xv, &mv, mask != NULL, pred, out);
 }

@@ -2,9 +2,9 @@
  * (CL_DEVICE_MAX_MEM_ALLOC_SIZE, or CLNZ_MAX_ALLOC): views of host memory
  * (view.c), the one loop that cuts them into slices that fit and hands
  * each to an operation (view.c: slices_each), and what the ordered
- * operations do with the slices' results (rows.c: coordinates merged into
- * C order, then shaped as the caller asked). Every blocking call whose
- * input does not fit goes through slices_each. */
+ * operations do with the slices' results (keys.c: flat C-order indices of
+ * the whole array merged into C order, then shaped as the caller asked).
+ * Every blocking call whose input does not fit goes through slices_each. */
 #ifndef CLNZ_SLICES_H
 #define CLNZ_SLICES_H
 
@@ -58,29 +58,73 @@ typedef struct {
  * compact stretch of memory whatever the layout: a Fortran-order or
  * transposed input costs what a C-order one does. The slices then come in
  * C order of the logical array only for C-order inputs; an operation whose
- * results are ordered merges them (rows.c). */
+ * results are ordered merges them (keys.c). */
 clnz_status slices_each(clnz_context *ctx, const slicing *s, slice_fn fn, void *user);
+/* 1 when v's memory order is its logical order (dimensions of extent 1
+ * aside, |strides| never grow from one dimension to the next): its slices
+ * then come in C order, each one stretch of the array's C order. */
+int view_in_c_order(const view *v);
 
 /* Copies a C-order block of elem-byte values (a slice's result) to its
  * place `at` in a C-order array of the given shape. */
 void scatter_block(char *dst, int rank, const int64_t *shape, const box *at, const char *src,
                    size_t elem);
 
-/* ---- ordered results (rows.c) ---- */
-/* A growing host buffer. */
+/* ---- ordered results (keys.c) ---- */
+/* A growing host buffer (malloc'd: it may become a result). */
 typedef struct {
     char *data;
     size_t used, cap;
 } accum;
 clnz_status accum_add(clnz_context *ctx, accum *acc, const void *src, size_t bytes);
 
-/* The int64 global coordinates (rows of v->rank) of v's selected elements,
- * in C order, however v was cut. */
-clnz_status sliced_rows(clnz_context *ctx, const view *v, const clnz_predicate *pred,
-                        uint64_t budget, accum *rows);
-/* Rows of global coordinates as the caller's options shape them (layout,
- * order, width, index type, static size). */
-clnz_status rows_to_result(clnz_context *ctx, const tensor_info *t, const accum *rows,
+/* The keys of v's selected elements (their flat C-order indices in v's
+ * shape), slice by slice: runs, each ascending, interleaved where the cut
+ * does not follow C order. Read them in C order with a key_reader. */
+typedef struct {
+    accum keys;   /* uint64 */
+    size_t *runs; /* where each slice's keys start, in keys */
+    size_t n_runs;
+    int interleaved; /* a run starts below where the one before ends */
+} key_runs;
+clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *pred,
+                        uint64_t budget, key_runs *kr);
+void key_runs_free(key_runs *kr);
+
+/* The keys in C order, one at a time (z calls at most). */
+typedef struct run_head run_head;
+typedef struct {
+    const uint64_t *keys;
+    run_head *heap;
+    size_t n;
+} key_reader;
+clnz_status key_reader_start(clnz_context *ctx, const key_runs *kr, key_reader *r);
+uint64_t key_reader_next(key_reader *r);
+void key_reader_end(key_reader *r);
+
+/* Memory for a result of `entries` entries of entry_bytes made from the
+ * keys in C order: the keys' own when they are in order and an entry takes
+ * no more than a key (entry k lies at or below key k, which the reader has
+ * read by the time entry k is written), else a new block (NULL when out of
+ * memory). keys_result_end resizes it to `bytes` and hands it over (NULL
+ * when that fails; the memory then stays kr's). */
+char *keys_result_begin(key_runs *kr, uint64_t entries, size_t entry_bytes);
+char *keys_result_end(key_runs *kr, char *out, size_t bytes);
+
+/* The keys, in C order, as the caller's options shape them (layout, order,
+ * width, index type, static size). */
+clnz_status keys_to_result(clnz_context *ctx, const tensor_info *t, key_runs *kr,
                            const clnz_nonzero_options *o, int width, clnz_result *res);
+
+/* Coordinates of ascending flat C-order indices in a shape. */
+typedef struct {
+    int rank;
+    int64_t shape[CLNZ_MAX_RANK], idx[CLNZ_MAX_RANK];
+    uint64_t at; /* the last key */
+} unravel;
+void unravel_init(unravel *u, int rank, const int64_t *shape);
+/* The coordinates of key, which must not be below the last one asked
+ * (u->idx, valid until the next call). */
+const int64_t *unravel_to(unravel *u, uint64_t key);
 
 #endif

@@ -78,6 +78,19 @@ static void memory_order(const slicing *s, int *perm)
         perm[n] = v->rank - 1;
 }
 
+int view_in_c_order(const view *v)
+{
+    int64_t last = -1; /* |stride| of the last dimension of extent above 1 */
+    for (int d = 0; d < v->rank; ++d) {
+        if (v->shape[d] <= 1)
+            continue;
+        if (last >= 0 && llabs(v->strides[d]) > last)
+            return 0;
+        last = llabs(v->strides[d]);
+    }
+    return 1;
+}
+
 /* A slice shape: perm[0..j) of extent 1, perm[j] of extent k, the rest whole. */
 static void slice_shape(const view *v, const int *perm, int j, int64_t k, int64_t *shape)
 {
