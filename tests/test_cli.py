@@ -904,12 +904,17 @@ def test_read_only_folder_is_named(tmp_path, rng):
 
 def test_lookback_reads_aligned_c_order_inputs_as_vectors(tmp_path, rng):
     """CLNZ_STRATEGY=lookback: a C-order input (whose element 0 the command
-    holds on a 16-byte boundary) is read 16 bytes per load, a Fortran-order
-    one element by element, as CLNZ_DEBUG's launch log shows; both answers
-    are numpy's."""
+    holds on a 16-byte boundary) is read 16 bytes per load, a small
+    Fortran-order one element by element, as CLNZ_DEBUG's launch log shows;
+    on a CPU device a Fortran-order one of 4096 elements or more
+    (RELAYOUT_MIN_ELEMS) is read from its C-order copy, 16 bytes per load
+    again. Every answer is numpy's."""
     env = dict(os.environ, CLNZ_STRATEGY="lookback", CLNZ_DEBUG="1")
-    a = random_array(rng, "u1", (300, 70))
-    for order, vectors in (("C", True), ("F", False)):
+    default = next(line for line in run("devices").stdout.splitlines() if line.startswith("*"))
+    on_cpu = default.split()[2] == "CPU"  # the copy is made for CPU devices only
+    for order, shape, vectors in (("C", (300, 70), True), ("F", (60, 50), False),
+                                  ("F", (300, 70), on_cpu)):
+        a = random_array(rng, "u1", shape)
         inp, out = save(tmp_path, np.asarray(a, order=order)), tmp_path / "o.npy"
         p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(out)], capture_output=True,
                            text=True, env=env)

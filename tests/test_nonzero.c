@@ -294,6 +294,78 @@ static void test_strided_views(void **state)
     free(data);
 }
 
+/* Inputs whose C order jumps a cache line an element (transposed, axes
+ * permuted, Fortran order with a reversed axis) of at least
+ * RELAYOUT_MIN_ELEMS (4096) elements: the blocking calls read them from a
+ * C-order copy on a CPU device (core/relayout.c), the device-resident ones
+ * as they lie, and count in memory order (tensor_memory_order). Every
+ * layout, both orders, each dtype family, a static size; batched and count
+ * too; against the reference on the strided view. */
+static void test_transposed_inputs(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    struct {
+        int rank;
+        int64_t shape[3], strides[3], base;
+    } views[] = {
+        {2, {70, 90}, {1, 70}, 0},                   /* Fortran order */
+        {3, {40, 3, 50}, {3, 1, 120}, 0},             /* a (50, 40, 3) array's axes (1, 2, 0) */
+        {2, {64, 65}, {-1, 64}, 63},                  /* Fortran order, first axis reversed */
+        {3, {5, 40, 41}, {40 * 41, 1, 40}, 0},        /* batches of transposed items */
+    };
+    for (int k = 0; k < tu_n_dtypes; ++k) {
+        clnz_dtype dt = tu_dtypes[k];
+        size_t es = clnz_dtype_size(dt), span = 8400;
+        char *data = malloc(span * es);
+        tu_fill(dt, data, span, 0.4);
+        for (size_t v = 0; v < sizeof views / sizeof views[0]; ++v) {
+            clnz_tensor t = {dt, views[v].rank, views[v].shape, views[v].strides};
+            for (int layout = 0; layout < 3; ++layout) {
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = (clnz_layout)layout;
+                o.index_type = (clnz_index_type)((layout + k) % 3);
+                if (layout != CLNZ_LAYOUT_FLAT && v % 2)
+                    o.order = CLNZ_ORDER_XY;
+                check(&t, data, span, views[v].base, NULL, &o);
+                o.has_size = 1, o.size = 1000, o.fill = 7;
+                check(&t, data, span, views[v].base, NULL, &o);
+            }
+            const char *first = data + views[v].base * (int64_t)es;
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            int64_t z, entries, count = -1;
+            int per;
+            free(tu_ref_nonzero(&t, first, NULL, &o, &z, &entries, &per));
+            TU_CHECK(ctx, clnz_count(ctx, &t, first, NULL, &count));
+            assert_int_equal(count, z);
+            clnz_result res;
+            clnz_array offs;
+            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, first, NULL, NULL, &res, &offs));
+            assert_int_equal(res.count, z);
+            int64_t item_shape[2] = {t.shape[1], t.rank == 3 ? t.shape[2] : 1}, done = 0;
+            int64_t item_strides[2] = {t.strides[1], t.rank == 3 ? t.strides[2] : 1};
+            clnz_tensor it = {dt, t.rank - 1, item_shape, item_strides};
+            int64_t *all = tu_widen(res.indices, res.index_type, (size_t)(z * it.rank));
+            for (int64_t b = 0; b < t.shape[0]; ++b) {
+                int64_t iz, ie;
+                int64_t *want = tu_ref_nonzero(&it, first + b * t.strides[0] * (int64_t)es, NULL,
+                                               &o, &iz, &ie, &per);
+                assert_int_equal(((int64_t *)offs.data)[b + 1] - ((int64_t *)offs.data)[b], iz);
+                if (iz && memcmp(all + done * it.rank, want, (size_t)(iz * it.rank) * 8))
+                    fail_msg("batched: view %zu item %lld differs", v, (long long)b);
+                done += iz;
+                free(want);
+            }
+            free(all);
+            clnz_result_free(&res);
+            clnz_array_free(&offs);
+        }
+        free(data);
+    }
+}
+
 /* The device-resident call (int64 entries) with a capacity of a third of
  * the count, into a buffer of exactly that much and a guard: nothing past
  * the capacity is written, and in rows and flat the entries are the
@@ -528,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_rank0),
         cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
+        cmocka_unit_test(test_transposed_inputs),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
         cmocka_unit_test(test_short_rows_across),
         cmocka_unit_test(test_rows_of_rank_3_and_4),

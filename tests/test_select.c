@@ -30,11 +30,13 @@ static uint64_t count_of(int rank, const int64_t *shape)
 }
 
 /* A random view: a buffer `span` elements long, element 0 at *base, with
- * C-order, Fortran-order or reversed strides over `shape`. */
+ * C-order (kind 0), Fortran-order (1) or first-axis-reversed (2) strides
+ * over `shape`. */
+static int view_kind = -1; /* a test's choice of the kind below, or -1: random */
 static void *random_view(clnz_dtype dt, int rank, const int64_t *shape, int64_t *strides,
                          int64_t *base, size_t *span, double density)
 {
-    int kind = (int)(tu_rand() % 3);
+    int kind = view_kind >= 0 ? view_kind : (int)(tu_rand() % 3);
     int64_t s = 1;
     for (int k = 0; k < rank; ++k) {
         int d = kind == 1 ? k : rank - 1 - k; /* Fortran: first dimension fastest */
@@ -145,6 +147,23 @@ static void test_select_random(void **state)
         clnz_dtype md = tu_random_dtype();
         check_select(xd, md, (int)(k % 3 != 0), k % 2 ? &gt : &nz, rank, shape);
     }
+}
+
+/* Fortran-order x and masks of 6300 elements, above RELAYOUT_MIN_ELEMS:
+ * the blocking call reads them from C-order copies on a CPU device
+ * (core/relayout.c), x alone too (its copy is then both the mask and the
+ * values); each dtype family, both ways and against the reference. */
+static void test_select_fortran_order(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {70, 90};
+    clnz_predicate nz = clnz_pred_nonzero();
+    view_kind = 1;
+    for (int k = 0; k < tu_n_dtypes; ++k)
+        for (int with_mask = 0; with_mask < 2; ++with_mask)
+            check_select(tu_dtypes[k], tu_dtypes[(k + 1) % tu_n_dtypes], with_mask, &nz, 2,
+                         shape);
+    view_kind = -1;
 }
 
 static void test_select_every_launch_and_length(void **state)
@@ -510,6 +529,7 @@ int main(void)
     tu_seed("test_select");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select_random),
+        cmocka_unit_test(test_select_fortran_order),
         cmocka_unit_test(test_select_every_launch_and_length),
         cmocka_unit_test(test_select_errors),
         cmocka_unit_test(test_where_broadcast_random),

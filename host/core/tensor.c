@@ -5,6 +5,7 @@
 #include "core/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Element counts stay below 2^62 so that byte sizes and signed offsets
@@ -96,6 +97,28 @@ clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *i
         }
     }
     return CLNZ_SUCCESS;
+}
+
+void tensor_memory_order(tensor_info *t)
+{
+    if (t->n == 0) /* strides of an empty tensor are placeholders */
+        return;
+    for (int d = 1; d < t->rank; ++d) { /* a stable insertion sort: ties keep their order */
+        int64_t sh = t->shape[d], st = t->strides[d];
+        int at = d;
+        for (; at > 0 && llabs(t->strides[at - 1]) < llabs(st); --at) {
+            t->shape[at] = t->shape[at - 1];
+            t->strides[at] = t->strides[at - 1];
+        }
+        t->shape[at] = sh, t->strides[at] = st;
+    }
+    int64_t c = 1;
+    t->contiguous = 1;
+    for (int d = t->rank - 1; d >= 0; --d) {
+        if (t->shape[d] > 1 && t->strides[d] != c)
+            t->contiguous = 0;
+        c *= t->shape[d];
+    }
 }
 
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,

@@ -8,6 +8,7 @@
  * and writes them (the strategy may reuse what its counting left). */
 #include "ops/ops.h"
 #include "core/program.h"
+#include "core/relayout.h"
 #include "core/result_mem.h"
 #include "core/transfer.h"
 
@@ -95,8 +96,12 @@ clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
 {
     h->s = NULL;
     h->inb = h->xb = h->countb = h->offsetsb = NULL;
+    h->in_copy = h->x_copy = NULL;
     h->z = 0;
     chain_begin(&h->ch, ctx, 0, NULL);
+    tensor_info c;
+    if (relayout_pays(ctx, &h->job.t) && (h->in_copy = relayout_copy(&h->job.t, data, &c)))
+        h->job.t = c, data = h->in_copy; /* else the strided input as it is */
     clnz_status st = upload(ctx, &h->job.t, data, &h->inb, &h->job.base);
     if (st)
         return st;
@@ -107,6 +112,9 @@ clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
 clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_data)
 {
     int64_t base;
+    tensor_info c;
+    if (relayout_pays(h->ch.ctx, x) && (h->x_copy = relayout_copy(x, x_data, &c)))
+        x = &c, x_data = h->x_copy;
     clnz_status st = upload(h->ch.ctx, x, x_data, &h->xb, &base);
     return st ? st : job_bind_values(h->ch.ctx, &h->job, x, h->xb, base);
 }
@@ -243,5 +251,7 @@ clnz_status host_job_end(host_job *h, clnz_status st)
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
         if (*owned[i])
             clReleaseMemObject(*owned[i]);
+    free(h->in_copy); /* the device is done with them */
+    free(h->x_copy);
     return st;
 }

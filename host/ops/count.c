@@ -17,6 +17,8 @@ clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem 
     if (!st)
         st = tensor_check(ctx, in, &t);
     if (!st)
+        tensor_memory_order(&t); /* a count reads in any order */
+    if (!st)
         st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
     if (st) {
         job_release(&job);
@@ -40,7 +42,9 @@ clnz_status count_direct(clnz_context *ctx, const tensor_info *t, const void *da
                          const clnz_predicate *pred, int64_t *count)
 {
     host_job h;
-    clnz_status st = job_init(ctx, &h.job, t, pred);
+    tensor_info m = *t;
+    tensor_memory_order(&m); /* a count reads in any order */
+    clnz_status st = job_init(ctx, &h.job, &m, pred);
     if (st)
         return st;
     h.job.emit = ABI_EMIT_COUNT;

@@ -97,11 +97,14 @@ typedef struct {
     chain ch;
     const strategy *s;
     cl_mem inb, xb, countb, offsetsb; /* made here, released by host_job_end */
+    void *in_copy, *x_copy; /* C-order copies (core/relayout.h), freed by host_job_end */
     uint64_t z;
 } host_job;
 
 /* Uploads the predicate's input (job->t checked by job_input) and makes the
- * count buffer (and, with batches, the offsets buffer). */
+ * count buffer (and, with batches, the offsets buffer). A badly strided
+ * input (and x) goes up as a C-order copy where that pays (relayout_pays):
+ * job->t then describes the copy. */
 clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data);
 /* Uploads x for a select job whose mask is another array. */
 clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_data);

@@ -132,8 +132,8 @@ static clnz_status select_direct(clnz_context *ctx, const tensor_info *xi, const
     st = host_job_begin(ctx, &h, has_mask ? mask_data : x_data);
     if (!st && has_mask)
         st = host_job_values(&h, xi, x_data);
-    else if (!st) /* the values are the input itself */
-        st = job_bind_values(ctx, &h.job, xi, h.inb, h.job.base);
+    else if (!st) /* the values are the input itself (as uploaded: maybe a C-order copy) */
+        st = job_bind_values(ctx, &h.job, &h.job.t, h.inb, h.job.base);
     if (!st)
         st = host_job_entries(&h, UINT64_MAX, xi->elem, 0, 0, &host, &z);
     if (!st) {
