@@ -291,6 +291,43 @@ static void test_rank_12_through_a_64k_limit(void **state)
     clnz_context_release(ctx);
 }
 
+/* Regression (helper 37): a broadcast view (stride 0) whose result exceeds
+ * the limit failed with TOO_LARGE however finely it was cut: slices were
+ * sized by the memory they span, which a broadcast dimension does not add
+ * to, so halving never cut it. Slices now hold no more elements than their
+ * results can (8 bytes a key, a value's size for select). Through 64 KiB:
+ * 200000 copies of one byte, and (3, 50000) broadcast from a column. */
+static void test_broadcast_views_through_the_limit(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("64K");
+    const uint8_t one = 1, column[3] = {1, 0, 2};
+    int64_t n1[1] = {200000}, s1[1] = {0}, n2[2] = {3, 50000}, s2[2] = {1, 0};
+    clnz_tensor flat = {CLNZ_U8, 1, n1, s1}, wide = {CLNZ_U8, 2, n2, s2};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    expect_nonzero(ctx, &wide, column, &o);
+    o.layout = CLNZ_LAYOUT_FLAT;
+    expect_nonzero(ctx, &flat, &one, &o);
+    expect_nonzero(ctx, &wide, column, &o);
+    clnz_array out;
+    TU_CHECK(ctx, clnz_select(ctx, &wide, column, NULL, NULL, NULL, &out));
+    assert_int_equal(out.shape[0], 100000);
+    for (int64_t i = 0; i < 100000; ++i)
+        if (((uint8_t *)out.data)[i] != (i < 50000 ? 1 : 2))
+            fail_msg("select: value %lld is %d", (long long)i, ((uint8_t *)out.data)[i]);
+    clnz_array_free(&out);
+    clnz_result res;
+    clnz_array offs;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, &wide, column, NULL, NULL, &res, &offs));
+    assert_int_equal(res.count, 100000);
+    assert_int_equal(((int64_t *)offs.data)[1], 50000);
+    assert_int_equal(((int64_t *)offs.data)[2], 50000);
+    clnz_result_free(&res);
+    clnz_array_free(&offs);
+    clnz_context_release(ctx);
+}
+
 /* Compares a result's entries (widened) with a reference's. */
 static void expect_entries(const clnz_result *res, const int64_t *want, int64_t n,
                            const char *what)
@@ -539,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_select_and_where_slices),
         cmocka_unit_test(test_select_slices_every_layout),
         cmocka_unit_test(test_rank_12_through_a_64k_limit),
+        cmocka_unit_test(test_broadcast_views_through_the_limit),
         cmocka_unit_test(test_channel_rule_slices),
         cmocka_unit_test(test_batched_slices),
         cmocka_unit_test(test_five_gib_past_2_32),

@@ -159,7 +159,10 @@ clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *
     memset(kr, 0, sizeof *kr);
     collect c = {.pred = pred, .shape = v->shape, .kr = kr};
     c_strides(v->shape, v->rank, c.cstr);
-    slicing s = {v, 1, budget, 0, 0};
+    /* every element selected must fit too: halving the budget never cuts a
+     * broadcast (stride 0) dimension, which spans nothing, so a broadcast
+     * view whose result exceeded the limit failed however it was cut */
+    slicing s = {v, 1, budget, sizeof(int64_t), 0};
     clnz_status st = slices_each(ctx, &s, collect_slice, &c);
     if (st)
         key_runs_free(kr);
