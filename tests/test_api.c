@@ -129,6 +129,21 @@ static void test_bad_arguments(void **state)
     assert_int_equal(clnz_nonzero(ctx, &bad_shape, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_nonzero(ctx, &t, NULL, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
     assert_int_equal(clnz_nonzero(NULL, &t, data, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+    { /* NULL data in Fortran order, large enough for a C-order copy (core/relayout.c): the
+       * copy was made before the check and read NULL (a crash, review 38) */
+        int64_t fshape[2] = {70, 90}, fstrides[2] = {1, 70};
+        clnz_tensor ft = {CLNZ_F32, 2, fshape, fstrides};
+        float *fd = calloc(70 * 90, sizeof *fd);
+        clnz_array arr;
+        clnz_array offs;
+        assert_int_equal(clnz_nonzero(ctx, &ft, NULL, NULL, NULL, &res), CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_string_equal(clnz_context_message(ctx), "data is NULL");
+        assert_int_equal(clnz_nonzero_batched(ctx, &ft, NULL, NULL, NULL, &res, &offs),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clnz_select(ctx, &ft, NULL, &ft, fd, NULL, &arr), CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clnz_select(ctx, &ft, fd, &ft, NULL, NULL, &arr), CLNZ_ERROR_INVALID_ARGUMENT);
+        free(fd);
+    }
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
     o.layout = (clnz_layout)7;

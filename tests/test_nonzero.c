@@ -2,6 +2,8 @@
  * sequential reference: every layout, index type, width and capacity, ranks
  * 0..8 with empty dimensions, strided views, and every launch shape. */
 #include "testutil.h"
+#include "core/context.h"
+#include "core/relayout.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -366,6 +368,49 @@ static void test_transposed_inputs(void **state)
     }
 }
 
+/* When the blocking calls copy an input into C order first
+ * (relayout_pays): a transposed array of 4096 elements or more on a CPU
+ * device, and never a small, C-order, 1-D stepped, broadcast or
+ * overlapping one (review 38: a sliding window's copy was 90 times its
+ * array, and shape (2, 64, ..., 64) f64 with strides (1, ..., 1, 8), 2^61
+ * elements over a few KiB, overflowed the copy's size), nor one whose copy
+ * exceeds the allocation limit. */
+static void check_pays(clnz_context *ctx, clnz_dtype dt, int rank, const int64_t *shape,
+                       const int64_t *strides, int want, const char *what)
+{
+    clnz_tensor t = {dt, rank, shape, strides};
+    tensor_info ti;
+    TU_CHECK(ctx, tensor_check(ctx, &t, &ti));
+    if (relayout_pays(ctx, &ti) != want)
+        fail_msg("%s: relayout_pays %d, want %d", what, !want, want);
+}
+
+static void test_which_inputs_are_copied_in_c_order(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context(), *small = tu_context_limited("64K");
+    int cpu = ctx->is_cpu;
+    int64_t fs[2] = {70, 90}, ff[2] = {1, 70}, cs[2] = {90, 1}, tiny[2] = {60, 50}, tf[2] = {1, 60};
+    check_pays(ctx, CLNZ_F32, 2, fs, ff, cpu, "Fortran order");
+    check_pays(ctx, CLNZ_F32, 2, fs, cs, 0, "C order");
+    check_pays(ctx, CLNZ_F32, 2, tiny, tf, 0, "3000 elements");
+    int64_t one[1] = {100000}, step[1] = {16}, zero[1] = {0};
+    check_pays(ctx, CLNZ_F32, 1, one, step, 0, "1-D, every 16th");
+    int64_t bs[2] = {300, 100}, bf[2] = {1, 0};
+    check_pays(ctx, CLNZ_F32, 2, bs, bf, 0, "broadcast");
+    check_pays(ctx, CLNZ_F32, 1, one, zero, 0, "1-D broadcast");
+    int64_t ws[3] = {901, 1000, 100}, wf[3] = {1000, 1, 1000};
+    check_pays(ctx, CLNZ_F32, 3, ws, wf, 0, "sliding window");
+    int64_t hs[11], hf[11];
+    for (int d = 0; d < 11; ++d)
+        hs[d] = d ? 64 : 2, hf[d] = d < 10 ? 1 : 8;
+    check_pays(ctx, CLNZ_F64, 11, hs, hf, 0, "2^61 overlapping elements");
+    int64_t ls[2] = {200, 100}, lf[2] = {1, 200};
+    check_pays(small, CLNZ_F32, 2, ls, lf, 0, "a copy above a 64 KiB limit");
+    check_pays(small, CLNZ_U8, 2, ls, lf, cpu, "a copy within a 64 KiB limit");
+    clnz_context_release(small);
+}
+
 /* The device-resident call (int64 entries) with a capacity of a third of
  * the count, into a buffer of exactly that much and a guard: nothing past
  * the capacity is written, and in rows and flat the entries are the
@@ -601,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_rank32),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_transposed_inputs),
+        cmocka_unit_test(test_which_inputs_are_copied_in_c_order),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
         cmocka_unit_test(test_short_rows_across),
         cmocka_unit_test(test_rows_of_rank_3_and_4),

@@ -12,8 +12,10 @@
 /* 1 when a C-order copy of t pays before a compacting pass on ctx's
  * device: a CPU device, at least RELAYOUT_MIN_ELEMS elements, C order
  * jumping a cache line or more from one element to the next while another
- * dimension steps within one (a transposed or Fortran-order array), and no
- * broadcast dimension (the copy would be larger than the array's memory). */
+ * dimension steps within one (a transposed or Fortran-order array), no
+ * more elements than the memory they lie in (no broadcast or overlapping
+ * strides: the copy would be larger than the array), and a copy within
+ * one device allocation. */
 int relayout_pays(const clnz_context *ctx, const tensor_info *t);
 
 /* A malloc'd C-order copy of t's elements (t's strides over data, logical

@@ -194,18 +194,18 @@ static clnz_status batched_sliced(clnz_context *ctx, const tensor_info *t, const
     if (!offs)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the offsets");
     key_runs keys;
-    key_reader r = {0};
     clnz_status st = sliced_keys(ctx, v, pred, budget, &keys);
-    if (!st)
-        st = key_reader_start(ctx, &keys, &r);
-    uint64_t b = 0, item_end = item_elems; /* keys in C order: no division */
-    for (size_t i = 0, z = st ? 0 : keys.keys.used / sizeof(uint64_t); i < z; ++i) {
-        uint64_t k = key_reader_next(&r);
-        while (k >= item_end)
-            ++b, item_end += item_elems;
+    /* the counts do not depend on the keys' order: read as they lie, a
+     * division only where a key leaves the item of the one before */
+    const uint64_t *k = (const uint64_t *)keys.keys.data;
+    uint64_t b = 0, item_lo = 1, item_hi = 0;
+    for (size_t i = 0, z = st ? 0 : keys.keys.used / sizeof *k; i < z; ++i) {
+        if (k[i] < item_lo || k[i] >= item_hi) {
+            b = k[i] / item_elems;
+            item_lo = b * item_elems, item_hi = item_lo + item_elems;
+        }
         offs[b + 1]++;
     }
-    key_reader_end(&r);
     for (b = 0; b < batches; ++b)
         offs[b + 1] += offs[b];
     if (!st)

@@ -100,7 +100,7 @@ clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
     h->z = 0;
     chain_begin(&h->ch, ctx, 0, NULL);
     tensor_info c;
-    if (relayout_pays(ctx, &h->job.t) && (h->in_copy = relayout_copy(&h->job.t, data, &c)))
+    if (data && relayout_pays(ctx, &h->job.t) && (h->in_copy = relayout_copy(&h->job.t, data, &c)))
         h->job.t = c, data = h->in_copy; /* else the strided input as it is */
     clnz_status st = upload(ctx, &h->job.t, data, &h->inb, &h->job.base);
     if (st)
@@ -113,7 +113,7 @@ clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_dat
 {
     int64_t base;
     tensor_info c;
-    if (relayout_pays(h->ch.ctx, x) && (h->x_copy = relayout_copy(x, x_data, &c)))
+    if (x_data && relayout_pays(h->ch.ctx, x) && (h->x_copy = relayout_copy(x, x_data, &c)))
         x = &c, x_data = h->x_copy;
     clnz_status st = upload(h->ch.ctx, x, x_data, &h->xb, &base);
     return st ? st : job_bind_values(h->ch.ctx, &h->job, x, h->xb, base);

@@ -230,7 +230,9 @@ static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *
         return select_by_keys(ctx, xv, mv, pred, out);
     select_collect c = {pred, has_mask, {0}};
     view both[2] = {*mv, *xv};
-    slicing s = {both, 1 + has_mask, ctx->max_alloc, xv->elem, 0}; /* all values fit too */
+    /* all values must fit too where halving a span need not halve elements */
+    int overlaps = view_overlaps(xv) || view_overlaps(mv);
+    slicing s = {both, 1 + has_mask, ctx->max_alloc, overlaps ? xv->elem : 0, 0};
     clnz_status st = slices_each(ctx, &s, select_slice, &c);
     char *data = st ? NULL : realloc(c.values.data, c.values.used ? c.values.used : 1);
     if (!st && !data)

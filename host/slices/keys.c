@@ -159,10 +159,13 @@ clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *
     memset(kr, 0, sizeof *kr);
     collect c = {.pred = pred, .shape = v->shape, .kr = kr};
     c_strides(v->shape, v->rank, c.cstr);
-    /* every element selected must fit too: halving the budget never cuts a
-     * broadcast (stride 0) dimension, which spans nothing, so a broadcast
-     * view whose result exceeded the limit failed however it was cut */
-    slicing s = {v, 1, budget, sizeof(int64_t), 0};
+    /* Where the view has more elements than it spans, every element's key
+     * must fit too: halving the budget never cuts a broadcast (stride 0)
+     * dimension, which spans nothing, so a broadcast view whose result
+     * exceeded the limit failed however it was cut. Elsewhere halving works,
+     * and bounding every slice by 8 bytes an element would cut sparse inputs
+     * 8 times finer than they need. */
+    slicing s = {v, 1, budget, view_overlaps(v) ? sizeof(int64_t) : 0, 0};
     clnz_status st = slices_each(ctx, &s, collect_slice, &c);
     if (st)
         key_runs_free(kr);
@@ -283,11 +286,8 @@ static clnz_status keys_to_flat(clnz_context *ctx, key_runs *kr, uint64_t entrie
         put_index(out, k, ib, (int64_t)key_reader_next(&r));
     key_reader_end(&r);
     char *done = keys_result_end(kr, out, (size_t)entries * ib);
-    if (!done) {
-        if (out != kr->keys.data)
-            free_result(out);
+    if (!done) /* only the keys' own block can fail to resize: kr still holds it */
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
-    }
     for (uint64_t k = n; k < entries; ++k)
         put_index(done, k, ib, fill);
     *result = done;

@@ -60,6 +60,10 @@ typedef struct {
  * C order of the logical array only for C-order inputs; an operation whose
  * results are ordered merges them (keys.c). */
 clnz_status slices_each(clnz_context *ctx, const slicing *s, slice_fn fn, void *user);
+/* 1 when v has more elements than the memory it spans (broadcast or
+ * overlapping strides): halving a slice's span then need not halve its
+ * elements, so its results must bound the cut too (out_per_elem). */
+int view_overlaps(const view *v);
 /* 1 when v's memory order is its logical order (dimensions of extent 1
  * aside, |strides| never grow from one dimension to the next): its slices
  * then come in C order, each one stretch of the array's C order. */
@@ -105,9 +109,10 @@ void key_reader_end(key_reader *r);
 /* Memory for a result of `entries` entries of entry_bytes made from the
  * keys in C order: the keys' own when they are in order and an entry takes
  * no more than a key (entry k lies at or below key k, which the reader has
- * read by the time entry k is written), else a new block (NULL when out of
- * memory). keys_result_end resizes it to `bytes` and hands it over (NULL
- * when that fails; the memory then stays kr's). */
+ * read by the time entry k is written), else a new block of `entries`
+ * entries (NULL when out of memory). keys_result_end hands it over: the
+ * keys' own block resized to `bytes` (NULL when that fails; the memory then
+ * stays kr's), a new block as it is. */
 char *keys_result_begin(key_runs *kr, uint64_t entries, size_t entry_bytes);
 char *keys_result_end(key_runs *kr, char *out, size_t bytes);
 

@@ -78,6 +78,19 @@ static void memory_order(const slicing *s, int *perm)
         perm[n] = v->rank - 1;
 }
 
+int view_overlaps(const view *v)
+{
+    uint64_t n = 1, span = view_span(v) / v->elem;
+    for (int d = 0; d < v->rank; ++d) {
+        if (v->shape[d] == 0)
+            return 0;
+        if ((uint64_t)v->shape[d] > span / n) /* n would pass span (and may overflow) */
+            return 1;
+        n *= (uint64_t)v->shape[d];
+    }
+    return 0;
+}
+
 int view_in_c_order(const view *v)
 {
     int64_t last = -1; /* |stride| of the last dimension of extent above 1 */
