@@ -9,6 +9,7 @@
  * GPU reads the strided input on its own bandwidth, faster than the host
  * could copy it. */
 #include "core/relayout.h"
+#include "core/result_mem.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,7 +75,9 @@ static void copy_tile(const char *src, char *dst, size_t elem, int64_t nq, int64
 
 void *relayout_copy(const tensor_info *t, const void *data, tensor_info *c)
 {
-    char *out = t->n <= SIZE_MAX / t->elem ? malloc(t->n * t->elem) : NULL;
+    /* result memory: huge pages where the system has them (fewer TLB misses
+     * on the tiles' writes), and large blocks kept for the next call */
+    char *out = t->n <= SIZE_MAX / t->elem ? alloc_result(t->n * t->elem) : NULL;
     if (!out)
         return NULL;
     *c = *t;

@@ -18,9 +18,10 @@
  * one device allocation. */
 int relayout_pays(const clnz_context *ctx, const tensor_info *t);
 
-/* A malloc'd C-order copy of t's elements (t's strides over data, logical
- * element 0), copied in tiles so that reads and writes both stay in cache;
- * *c describes it (t in C order). NULL when out of memory. */
+/* A C-order copy of t's elements (t's strides over data, logical element
+ * 0), copied in tiles so that reads and writes both stay in cache; *c
+ * describes it (t in C order). NULL when out of memory; give it back with
+ * free_result (core/result_mem.h). */
 void *relayout_copy(const tensor_info *t, const void *data, tensor_info *c);
 
 #endif

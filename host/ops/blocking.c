@@ -251,7 +251,7 @@ clnz_status host_job_end(host_job *h, clnz_status st)
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
         if (*owned[i])
             clReleaseMemObject(*owned[i]);
-    free(h->in_copy); /* the device is done with them */
-    free(h->x_copy);
+    free_result(h->in_copy); /* the device is done with them */
+    free_result(h->x_copy);
     return st;
 }
