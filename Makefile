@@ -3,7 +3,7 @@
 #   make run      install what is missing, build, find the nonzeros of a sample
 #   make test     build and run the whole test suite on the default device (PoCL in CI)
 #   make test-asan the same suite built with ASan, UBSan and LSan, in build/asan
-#   make test-tsan the threads suite built with ThreadSanitizer, in build/tsan
+#   make test-tsan the threads suite and threaded copies under ThreadSanitizer, in build/tsan
 #   make test-valgrind the command-line tests with clnz under valgrind memcheck
 #   make install   PREFIX=/usr/local (and DESTDIR): library, header, clnz, man pages, clnz.pc,
 #                  the CMake package
@@ -417,12 +417,16 @@ $(B)/oclgrind-selfcheck: tests/oclgrind/selfcheck.c
 	$(CC) -O2 -Wall -o $@ $< -lOpenCL
 
 # The threads suite built with ThreadSanitizer in build/tsan: several threads
-# on one context and on a context each; any report fails it.
+# on one context and on a context each; and the transposed inputs, whose
+# C-order copies of 4 MiB or more are split between threads
+# (core/relayout.c). Any report fails it.
 test-tsan: export CLNZ_CACHE_DIR = $(CURDIR)/build/cache
 test-tsan: export TSAN_OPTIONS = halt_on_error=1
 test-tsan:
-	$(MAKE) B=build/tsan CC="$(CC) -fsanitize=thread -fno-omit-frame-pointer" build/tsan/test_threads
+	$(MAKE) B=build/tsan CC="$(CC) -fsanitize=thread -fno-omit-frame-pointer" build/tsan/test_threads \
+	  build/tsan/test_nonzero
 	build/tsan/test_threads
+	CLNZ_TEST_ONLY='test_transposed*' build/tsan/test_nonzero
 
 # libFuzzer targets for the parsers of untrusted bytes (clang, with ASan and
 # UBSan), built from the sources; seeds in tests/fuzz/<name>/. New inputs go

@@ -368,6 +368,50 @@ static void test_transposed_inputs(void **state)
     }
 }
 
+/* Copies of 4 MiB or more are split between threads (one a core, up to
+ * 4) by rows of tiles, across the odometer's steps: a (1200, 1000) f32
+ * Fortran-order view (19 rows of tiles) and a (700, 700, 3) array's
+ * transpose (2, 1, 0) (700 steps of one row each), in rows and flat
+ * layouts and through select, against the reference. */
+static void test_transposed_copies_split_between_threads(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    size_t span = 1470000;
+    float *data = malloc(span * sizeof *data);
+    tu_fill(CLNZ_F32, data, span, 0.3);
+    int64_t fs[2] = {1200, 1000}, ff[2] = {1, 1200}, ts[3] = {3, 700, 700}, tf[3] = {1, 3, 2100};
+    clnz_tensor views[2] = {{CLNZ_F32, 2, fs, ff}, {CLNZ_F32, 3, ts, tf}};
+    for (int v = 0; v < 2; ++v) {
+        for (int layout = 0; layout < 3; layout += 2) {
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.layout = (clnz_layout)layout;
+            check(&views[v], data, span, 0, NULL, &o);
+        }
+        clnz_nonzero_options o;
+        clnz_nonzero_options_init(&o);
+        o.layout = CLNZ_LAYOUT_ROWS;
+        int64_t z, entries;
+        int per;
+        int64_t *at = tu_ref_nonzero(&views[v], data, NULL, &o, &z, &entries, &per);
+        clnz_array out;
+        TU_CHECK(ctx, clnz_select(ctx, &views[v], data, NULL, NULL, NULL, &out));
+        assert_int_equal(out.shape[0], z);
+        for (int64_t e = 0; e < z; ++e) {
+            int64_t off = 0;
+            for (int d = 0; d < views[v].rank; ++d)
+                off += at[e * per + d] * views[v].strides[d];
+            if (memcmp((float *)out.data + e, data + off, sizeof(float)))
+                fail_msg("select, view %d: value %lld of %lld differs", v, (long long)e,
+                         (long long)z);
+        }
+        clnz_array_free(&out);
+        free(at);
+    }
+    free(data);
+}
+
 /* When the blocking calls copy an input into C order first
  * (relayout_pays): a transposed array of 4096 elements or more on a CPU
  * device, and never a small, C-order, 1-D stepped, broadcast or
@@ -647,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_transposed_inputs),
         cmocka_unit_test(test_which_inputs_are_copied_in_c_order),
+        cmocka_unit_test(test_transposed_copies_split_between_threads),
         cmocka_unit_test(test_truncation_stays_inside_the_capacity),
         cmocka_unit_test(test_short_rows_across),
         cmocka_unit_test(test_rows_of_rank_3_and_4),

@@ -11,13 +11,19 @@
 #include "core/relayout.h"
 #include "core/result_mem.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Tile edge in elements: a tile of 8-byte elements is 32 KiB, an L1 cache. */
 #define TILE 64
 /* A cache line's bytes, or more: steps of this size read a line an element. */
 #define LINE 64
+/* Copies this large are split between threads, at most this many. */
+#define THREAD_MIN_BYTES ((uint64_t)4 << 20)
+#define COPY_THREADS 4
 
 int relayout_pays(const clnz_context *ctx, const tensor_info *t)
 {
@@ -42,34 +48,102 @@ int relayout_pays(const clnz_context *ctx, const tensor_info *t)
     return 0;
 }
 
-typedef struct {
-    int rank;
-    int64_t shape[CLNZ_MAX_RANK], src[CLNZ_MAX_RANK], dst[CLNZ_MAX_RANK];
-} plan;
-
 /* One (q, p) tile at src/dst: rows along q (memory-inner in the input),
- * elements along p (contiguous in the copy). */
-#define TILE_COPY(T)                                                                           \
+ * elements along p (contiguous in the copy). Elements move by memcpy of
+ * their size, which compiles to one load and one store: numpy arrays need
+ * not be aligned to their element (frombuffer at an offset), and a typed
+ * access there is undefined (UBSan reported it, review 39). */
+#define TILE_COPY(S)                                                                           \
     for (int64_t i = 0; i < nq; ++i)                                                           \
         for (int64_t j = 0; j < np; ++j)                                                       \
-            ((T *)dst)[i * dq + j] = ((const T *)src)[i * sq + j * sp];
+            memcpy(dst + (i * dq + j) * S, src + (i * sq + j * sp) * S, S);
 
 static void copy_tile(const char *src, char *dst, size_t elem, int64_t nq, int64_t np,
                       int64_t sq, int64_t sp, int64_t dq)
 {
     switch (elem) {
     case 1:
-        TILE_COPY(uint8_t)
+        TILE_COPY(1)
         break;
     case 2:
-        TILE_COPY(uint16_t)
+        TILE_COPY(2)
         break;
     case 4:
-        TILE_COPY(uint32_t)
+        TILE_COPY(4)
         break;
     default:
-        TILE_COPY(uint64_t)
+        TILE_COPY(8)
         break;
+    }
+}
+
+/* The copy's work: the other dimensions (an odometer around the tiles),
+ * then rows of tiles along q, each a unit; threads take runs of units. */
+typedef struct {
+    int rank; /* of the odometer */
+    int64_t shape[CLNZ_MAX_RANK], src[CLNZ_MAX_RANK], dst[CLNZ_MAX_RANK];
+    const char *in;
+    char *out;
+    size_t elem;
+    int64_t nq, sq, dq, np, sp;
+    uint64_t rows; /* rows of tiles per odometer step */
+} copy_plan;
+
+typedef struct {
+    const copy_plan *p;
+    uint64_t from, to; /* units */
+} copy_part;
+
+static void copy_units(const copy_plan *p, uint64_t from, uint64_t to)
+{
+    int64_t e = (int64_t)p->elem;
+    for (uint64_t u = from; u < to;) {
+        uint64_t step = u / p->rows, rest = step;
+        int64_t so = 0, dof = 0;
+        for (int d = p->rank - 1; d >= 0; --d) { /* the step's place: a division a step */
+            int64_t k = (int64_t)(rest % (uint64_t)p->shape[d]);
+            rest /= (uint64_t)p->shape[d];
+            so += k * p->src[d], dof += k * p->dst[d];
+        }
+        for (; u < to && u / p->rows == step; ++u) {
+            int64_t i = (int64_t)(u % p->rows) * TILE, ni = p->nq - i < TILE ? p->nq - i : TILE;
+            for (int64_t j = 0; j < p->np; j += TILE)
+                copy_tile(p->in + (so + i * p->sq + j * p->sp) * e,
+                          p->out + (dof + i * p->dq + j) * e, p->elem, ni,
+                          p->np - j < TILE ? p->np - j : TILE, p->sq, p->sp, p->dq);
+        }
+    }
+}
+
+static void *copy_thread(void *arg)
+{
+    copy_part *c = arg;
+    copy_units(c->p, c->from, c->to);
+    return NULL;
+}
+
+/* The units split between this thread and up to COPY_THREADS - 1 more, one
+ * a core: the device's own threads wait for the copy anyway, and one core
+ * copies at 2-3 GB/s here. A thread that cannot start leaves its part to
+ * this one. */
+static void copy_all(const copy_plan *p, uint64_t units, uint64_t bytes)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t n = bytes < THREAD_MIN_BYTES || cores < 2 ? 1 : (uint64_t)cores;
+    n = n > COPY_THREADS ? COPY_THREADS : n > units ? units : n;
+    pthread_t th[COPY_THREADS];
+    copy_part part[COPY_THREADS];
+    int started[COPY_THREADS] = {0};
+    for (uint64_t k = 1; k < n; ++k) {
+        part[k] = (copy_part){p, units * k / n, units * (k + 1) / n};
+        started[k] = pthread_create(&th[k], NULL, copy_thread, &part[k]) == 0;
+    }
+    copy_units(p, 0, units / n);
+    for (uint64_t k = 1; k < n; ++k) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            copy_units(p, part[k].from, part[k].to);
     }
 }
 
@@ -97,35 +171,19 @@ void *relayout_copy(const tensor_info *t, const void *data, tensor_info *c)
     for (int d = 0; d < t->rank; ++d)
         if (d != p && t->shape[d] > 1 && (q < 0 || llabs(t->strides[d]) < llabs(t->strides[q])))
             q = d;
-    /* the other dimensions, walked by an odometer around the tiles */
-    plan o = {0};
+    copy_plan w = {0};
+    uint64_t steps = 1;
     for (int d = 0; d < t->rank; ++d)
         if (d != p && d != q && t->shape[d] > 1) {
-            o.shape[o.rank] = t->shape[d];
-            o.src[o.rank] = t->strides[d];
-            o.dst[o.rank++] = c->strides[d];
+            w.shape[w.rank] = t->shape[d];
+            w.src[w.rank] = t->strides[d];
+            w.dst[w.rank++] = c->strides[d];
+            steps *= (uint64_t)t->shape[d];
         }
-    int64_t nq = q < 0 ? 1 : t->shape[q], sq = q < 0 ? 0 : t->strides[q];
-    int64_t dq = q < 0 ? 0 : c->strides[q], np = t->shape[p], sp = t->strides[p];
-    int64_t idx[CLNZ_MAX_RANK] = {0}, so = 0, dof = 0;
-    const char *base = data;
-    size_t e = t->elem;
-    for (;;) {
-        for (int64_t i = 0; i < nq; i += TILE)
-            for (int64_t j = 0; j < np; j += TILE)
-                copy_tile(base + (so + i * sq + j * sp) * (int64_t)e,
-                          out + (dof + i * dq + j) * (int64_t)e, e,
-                          nq - i < TILE ? nq - i : TILE, np - j < TILE ? np - j : TILE, sq, sp,
-                          dq);
-        int d = o.rank - 1;
-        for (; d >= 0; --d) {
-            so += o.src[d], dof += o.dst[d];
-            if (++idx[d] < o.shape[d])
-                break;
-            so -= o.src[d] * o.shape[d], dof -= o.dst[d] * o.shape[d];
-            idx[d] = 0;
-        }
-        if (d < 0)
-            return out;
-    }
+    w.in = data, w.out = out, w.elem = t->elem;
+    w.nq = q < 0 ? 1 : t->shape[q], w.sq = q < 0 ? 0 : t->strides[q];
+    w.dq = q < 0 ? 0 : c->strides[q], w.np = t->shape[p], w.sp = t->strides[p];
+    w.rows = ((uint64_t)w.nq + TILE - 1) / TILE;
+    copy_all(&w, steps * w.rows, t->n * t->elem);
+    return out;
 }
