@@ -413,34 +413,7 @@ static void test_batched_slices(void **state)
             clnz_nonzero_options_init(&o);
             o.index_type = (clnz_index_type)(v % 3);
             o.order = v % 2 ? CLNZ_ORDER_XY : CLNZ_ORDER_ROW_MAJOR;
-            clnz_result res;
-            clnz_array offs;
-            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, x, NULL, &o, &res, &offs));
-            assert_int_equal(offs.shape[0], shape[0] + 1);
-            const int64_t *off = offs.data;
-            int64_t *all = tu_widen(res.indices, res.index_type, (size_t)res.count * 2);
-            int64_t item_shape[2] = {shape[1], shape[2]}, done = 0;
-            clnz_tensor it = {CLNZ_F32, 2, item_shape, v == 3 ? fstrides + 1 : NULL};
-            for (int64_t b = 0; b < shape[0]; ++b) {
-                int64_t z, entries;
-                int per_entry;
-                const float *item = x + b * (v == 3 ? 1 : shape[1] * shape[2]);
-                int64_t *want = tu_ref_nonzero(&it, item, NULL, &o, &z, &entries, &per_entry);
-                if (off[b] != done || off[b + 1] != done + z)
-                    fail_msg("shape %d item %lld: offsets %lld..%lld, want %lld..%lld", s,
-                             (long long)b, (long long)off[b], (long long)off[b + 1],
-                             (long long)done, (long long)(done + z));
-                for (int64_t i = 0; i < z * 2; ++i)
-                    if (all[done * 2 + i] != want[i])
-                        fail_msg("shape %d item %lld entry value %lld differs", s, (long long)b,
-                                 (long long)i);
-                done += z;
-                free(want);
-            }
-            assert_int_equal(res.count, done);
-            free(all);
-            clnz_result_free(&res);
-            clnz_array_free(&offs);
+            tu_expect_batched(ctx, &t, x, NULL, &o);
         }
         free(x);
     }

@@ -342,27 +342,7 @@ static void test_transposed_inputs(void **state)
             free(tu_ref_nonzero(&t, first, NULL, &o, &z, &entries, &per));
             TU_CHECK(ctx, clnz_count(ctx, &t, first, NULL, &count));
             assert_int_equal(count, z);
-            clnz_result res;
-            clnz_array offs;
-            TU_CHECK(ctx, clnz_nonzero_batched(ctx, &t, first, NULL, NULL, &res, &offs));
-            assert_int_equal(res.count, z);
-            int64_t item_shape[2] = {t.shape[1], t.rank == 3 ? t.shape[2] : 1}, done = 0;
-            int64_t item_strides[2] = {t.strides[1], t.rank == 3 ? t.strides[2] : 1};
-            clnz_tensor it = {dt, t.rank - 1, item_shape, item_strides};
-            int64_t *all = tu_widen(res.indices, res.index_type, (size_t)(z * it.rank));
-            for (int64_t b = 0; b < t.shape[0]; ++b) {
-                int64_t iz, ie;
-                int64_t *want = tu_ref_nonzero(&it, first + b * t.strides[0] * (int64_t)es, NULL,
-                                               &o, &iz, &ie, &per);
-                assert_int_equal(((int64_t *)offs.data)[b + 1] - ((int64_t *)offs.data)[b], iz);
-                if (iz && memcmp(all + done * it.rank, want, (size_t)(iz * it.rank) * 8))
-                    fail_msg("batched: view %zu item %lld differs", v, (long long)b);
-                done += iz;
-                free(want);
-            }
-            free(all);
-            clnz_result_free(&res);
-            clnz_array_free(&offs);
+            tu_expect_batched(ctx, &t, first, NULL, &o);
         }
         free(data);
     }

@@ -317,6 +317,45 @@ int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_predi
     return out;
 }
 
+void tu_expect_batched(clnz_context *ctx, const clnz_tensor *t, const void *data,
+                       const clnz_predicate *pred, const clnz_nonzero_options *o)
+{
+    clnz_result res;
+    clnz_array offs;
+    TU_CHECK(ctx, clnz_nonzero_batched(ctx, t, data, pred, o, &res, &offs));
+    int64_t batches = t->shape[0];
+    assert_int_equal(offs.shape[0], batches + 1);
+    const int64_t *off = offs.data;
+    int width = t->rank - 1;
+    int64_t *got = tu_widen(res.indices, res.index_type, (size_t)(res.count * width));
+    int64_t item_strides[CLNZ_MAX_RANK], cstr = 1;
+    for (int d = t->rank - 1; d >= 0; --d) {
+        item_strides[d] = t->strides ? t->strides[d] : cstr;
+        cstr *= t->shape[d];
+    }
+    assert_int_equal(off[0], 0);
+    for (int64_t b = 0; b < batches; ++b) {
+        clnz_tensor item = {t->dtype, width, t->shape + 1, item_strides + 1};
+        const char *p = (const char *)data + b * item_strides[0] * (int64_t)clnz_dtype_size(t->dtype);
+        clnz_nonzero_options io = *o;
+        int64_t z, entries;
+        int per_entry;
+        int64_t *want = tu_ref_nonzero(&item, p, pred, &io, &z, &entries, &per_entry);
+        if (off[b + 1] - off[b] != z)
+            fail_msg("item %lld: %lld entries, want %lld", (long long)b,
+                     (long long)(off[b + 1] - off[b]), (long long)z);
+        if (width && memcmp(got + off[b] * width, want, (size_t)(z * width) * 8))
+            fail_msg("item %lld: coordinates differ", (long long)b);
+        free(want);
+    }
+    assert_int_equal(off[batches], res.count);
+    assert_int_equal(res.shape[0], res.count);
+    assert_int_equal(res.shape[1], width);
+    free(got);
+    clnz_result_free(&res);
+    clnz_array_free(&offs);
+}
+
 int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n)
 {
     int64_t *w = malloc(sizeof(int64_t) * (n ? n : 1));

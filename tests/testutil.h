@@ -70,6 +70,11 @@ int64_t *tu_ref_nonzero(const clnz_tensor *t, const void *data, const clnz_predi
                         const clnz_nonzero_options *o, int64_t *count, int64_t *entries,
                         int *per_entry);
 
+/* Runs clnz_nonzero_batched on t and compares its offsets and entries
+ * with the reference of each item (tu_ref_nonzero with o). */
+void tu_expect_batched(clnz_context *ctx, const clnz_tensor *t, const void *data,
+                       const clnz_predicate *pred, const clnz_nonzero_options *o);
+
 /* Converts an index array of the given type to int64 (malloc'd). */
 int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n);
 
