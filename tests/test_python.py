@@ -585,12 +585,15 @@ def test_threads_share_the_default_context(rng):
 
 def test_non_temporal_stores_follow_the_output_size_and_its_pages():
     """The writing pass stores non-temporally (kernels/nt_store.cl) on a CPU
-    device where the entries can reach 96 MiB, but not into a blocking
-    call's fresh result pages (the system zeroes them into the cache on
-    first touch: streaming there cost 127 -> 175 ms for a 1 GiB result).
-    A result given back is kept for the next call (core/result_mem.c),
-    whose pages are then warm. CLNZ_DEBUG=1 logs each such writing pass;
-    CLNZ_STREAM_STORES=0 turns them off. Every result against numpy."""
+    device where its input and the entries it can write come to 128 MiB
+    (STREAM_MIN_BYTES), but not into a blocking call's fresh result pages
+    (the system zeroes them into the cache on first touch: streaming there
+    cost 127 -> 175 ms for a 1 GiB result). A result given back is kept
+    for the next call (core/result_mem.c), whose pages are then warm.
+    64 MiB of entries stream from a 64 MiB input ("deep") but not from a
+    16 MiB one ("small"): the input counts. CLNZ_DEBUG=1 logs each such
+    writing pass; CLNZ_STREAM_STORES=0 turns them off. Every result against
+    numpy."""
     code = r"""
 import sys, numpy as np, clnz
 ctx = clnz.Context()
@@ -598,8 +601,11 @@ if ctx.device.type != "CPU":
     print("not a CPU device"); sys.exit(0)
 big = np.ones((2100, 4096), np.float32)  # rows: 16 bytes per entry, 131 MiB
 big[5, 7] = 0
-small = np.ones((1024, 4096), np.float32)  # 64 MiB of entries
-for what, a in (("fresh", big), ("kept", big), ("small", small)):
+deep = np.zeros(1 << 24, np.float32)  # 64 MiB in, 64 MiB of 8-byte entries
+deep[::2] = 1
+small = np.ones((1024, 4096), np.float32)  # 16 MiB in, 64 MiB of entries
+cases = (("fresh", big), ("kept", big), ("deep fresh", deep), ("deep", deep), ("small", small))
+for what, a in cases:
     print("== " + what, file=sys.stderr, flush=True)
     r = clnz.argwhere(a, context=ctx)
     assert np.array_equal(r, np.argwhere(a)), what
@@ -615,8 +621,8 @@ for what, a in (("fresh", big), ("kept", big), ("small", small)):
         parts = p.stderr.split("== ")[1:]
         logs[setting] = {part.split("\n")[0]: part.count("nz_write: non-temporal stores")
                          for part in parts}
-    assert logs[""] == {"fresh": 0, "kept": 1, "small": 0}, logs
-    assert logs["0"] == {"fresh": 0, "kept": 0, "small": 0}, logs
+    assert logs[""] == {"fresh": 0, "kept": 1, "deep fresh": 0, "deep": 1, "small": 0}, logs
+    assert logs["0"] == dict.fromkeys(logs[""], 0), logs
 
 
 def test_library_not_found_is_a_clear_import_error(tmp_path):

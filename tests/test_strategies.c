@@ -493,13 +493,13 @@ static void test_lookback_fallback_and_32bit_states(void **state)
 }
 
 /* Non-temporal stores (kernels/nt_store.cl), forced on (CLNZ_STREAM_STORES=1;
- * by default only outputs of 96 MiB and more on a CPU take them, which
- * test_python's debug-log test checks). A work-item of the writing pass
- * stores so from 2 entry bytes per element in flat and 1-D int64 entries
- * (from 25 % selected), from 6 in staged ones: pairs and 2-D columns from
- * 37.5 % in int64 and 75 % in 32 bits, rank 3 rows from 25 % in int64;
- * the rest of its writes (rows shorter than a block, whole entries, the
- * input's last elements) stay plain. Dense inputs through everything
+ * by default a CPU takes them where the input and the entries come to
+ * 128 MiB, which test_python's debug-log test checks). A work-item of the
+ * writing pass stores so from 2 entry bytes per element in flat and 1-D
+ * int64 entries (from 25 % selected), from 6 in staged ones: pairs and 2-D
+ * columns from 37.5 % in int64 and 75 % in 32 bits, rank 3 rows from 25 %
+ * in int64; the rest of its writes (rows shorter than a block, whole
+ * entries, the input's last elements) stay plain. Dense inputs through everything
  * run_input does, and int64 rows and columns in both orders, at launches
  * that keep the selection bits (items a multiple of 32) with one and with
  * several 256-element spans per work-item, one that does not keep them,

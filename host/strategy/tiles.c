@@ -58,20 +58,37 @@ int tile_keeps_sel_bits(const nz_job *job, const tile_kit *kit)
     return job->emit == ABI_EMIT_COORDS && t->contiguous && runs && kit->cfg.items % 32 == 0;
 }
 
-/* Entry bytes from which nz_write may store non-temporally on a CPU
- * device (kernels/nt_store.cl; each work-item then asks its own density):
- * the entries must be far beyond what the caches keep, or the stores that
- * skip them cost the next reader, and a benchmark's next run, the cache
- * hits. Measured on PoCL on the 2-core Intel VM, f32 100 %, medians of 5
- * processes, plain -> streamed: 32 to 48 MiB of entries (flat) 1.2 -> 1.6,
- * 1.4 -> 2.3, 1.9 -> 2.8 ms; 64 MiB (rows) 2.4 -> 3.1 and 2.9 -> 2.6 ms
- * in two runs; 80 MiB (rows) 3.3 -> 3.8 ms: lost; 96 MiB (rows) 6.3 ->
- * 4.6 ms, 128 MiB (rows) 9.8 -> 6.0 ms, (flat) 11.6 -> 7.3 ms, 1 GiB
- * (rows) 81 -> 49 ms: won. (That VM's PoCL reports a 300 MiB cache,
- * its host's L3, shared with other machines: no guide, so not used.) The
- * bytes are those the entries can reach, min(capacity, elements) of them.
+/* Bytes the writing pass moves (its input and the entries it can write,
+ * min(capacity, elements) of them) from which nz_write may store
+ * non-temporally on a CPU device (kernels/nt_store.cl; each work-item then
+ * asks its own density): the stores that skip the caches cost the next
+ * reader, and a benchmark's next run, the hits of entries that would have
+ * stayed there, and they stay only if the pass's whole traffic fits the
+ * share of the cache it gets. Measured on PoCL on the 2-core Intel VM,
+ * f32, plain -> streamed, device-resident (the VM's 300 MiB L3 is shared
+ * with other machines, so the share moves with the day; PoCL reports that
+ * 300 MiB, no guide, so not used), by bytes moved:
+ *   48-72 MiB (1-D 100 %, 32-48 MiB of entries): lost in two runs of
+ *     three (1.17 -> 1.47 ms, 1.2-1.9 -> 1.6-2.8 ms), won in the third
+ *     (flat 1.8-3.1 -> 1.5-1.6 ms);
+ *   96-120 MiB (1-D 100 %, 64-80 MiB of entries): lost or even in one run
+ *     (64 MiB 2.4 -> 3.1 and 2.9 -> 2.6 ms, 80 MiB 3.3 -> 3.8 ms), won in
+ *     two (64 MiB 3.2 -> 2.6 and 6.5 -> 3.6 ms, 80 MiB 6.6 -> 3.2 ms);
+ *   128 MiB and more: won in every run, 2^24 at 50 % (64 MiB in, 64 MiB
+ *     of entries) 5.8-8.4 -> 4.6-5.9 ms and 8.3-9.0 -> 6.5-7.7 ms,
+ *     144 MiB (1-D 100 %) 6.3 -> 4.6 ms, 2^24 100 % rows (192 MiB)
+ *     9.8 -> 6.0 ms, 1.5 GiB 81 -> 49 ms.
+ * Until 2026-11-27 the rule counted the entries alone, from 96 MiB: 2^24
+ * at 50 % then wrote plain and missed issue 19's 1.9x on slow days.
  * GPUs: not measured, so never by default. */
-#define STREAM_MIN_BYTES ((uint64_t)96 << 20)
+#define STREAM_MIN_BYTES ((uint64_t)128 << 20)
+
+/* a * b, or cap where that is more (a capacity of 2^62 entries, or a
+ * broadcast view's 2^62 elements, would pass 2^64 in bytes) */
+static uint64_t bytes_up_to(uint64_t a, uint64_t b, uint64_t cap)
+{
+    return b && a > cap / b ? cap : a * b;
+}
 
 static cl_int tile_streams(const clnz_context *ctx, const nz_job *job)
 {
@@ -80,9 +97,10 @@ static cl_int tile_streams(const clnz_context *ctx, const nz_job *job)
     if (job->out_fresh) /* f32 2^26 100 %, a fresh 1 GiB result: 127 -> 175 ms streamed */
         return 0;
     uint64_t columns = job->layout == ABI_LAYOUT_FLAT ? 1 : (uint64_t)job->width;
-    uint64_t entry = job->idx_bytes * columns;
     uint64_t entries = job->capacity < job->t.n ? job->capacity : job->t.n;
-    return ctx->is_cpu && entries * entry >= STREAM_MIN_BYTES;
+    uint64_t out = bytes_up_to(entries, job->idx_bytes * columns, STREAM_MIN_BYTES);
+    uint64_t in = bytes_up_to(job->t.n, job->t.elem, STREAM_MIN_BYTES);
+    return ctx->is_cpu && in + out >= STREAM_MIN_BYTES;
 }
 
 uint64_t tile_sel_bits_words(const nz_job *job) { return (job->t.n + 31) / 32; }
