@@ -155,11 +155,7 @@ void *relayout_copy(const tensor_info *t, const void *data, tensor_info *c)
     if (!out)
         return NULL;
     *c = *t;
-    int64_t cstr = 1;
-    for (int d = t->rank - 1; d >= 0; --d) {
-        c->strides[d] = cstr;
-        cstr *= t->shape[d];
-    }
+    c_order_strides(t->rank, t->shape, c->strides);
     c->contiguous = 1;
     c->min_off = 0;
     c->max_off = (int64_t)t->n - 1;

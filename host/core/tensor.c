@@ -20,6 +20,37 @@ clnz_status dtype_check(clnz_context *ctx, clnz_dtype dtype)
                     (int)dtype, CLNZ_DTYPE_COUNT - 1);
 }
 
+void c_order_strides(int rank, const int64_t *shape, int64_t *strides)
+{
+    int64_t c = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+        strides[d] = c;
+        c *= shape[d];
+    }
+}
+
+void dims_by_stride(int n, const int64_t *strides, int *perm)
+{
+    for (int d = 0; d < n; ++d) { /* an insertion sort: ties keep their order */
+        int at = d;
+        for (; at > 0 && llabs(strides[perm[at - 1]]) < llabs(strides[d]); --at)
+            perm[at] = perm[at - 1];
+        perm[at] = d;
+    }
+}
+
+/* Whether a non-empty tensor lies in C order, one stretch from element 0
+ * (the strides of extents of 1 do not matter). */
+static int in_c_order(const tensor_info *t)
+{
+    int64_t c[CLNZ_MAX_RANK];
+    c_order_strides(t->rank, t->shape, c);
+    for (int d = 0; d < t->rank; ++d)
+        if (t->shape[d] > 1 && t->strides[d] != c[d])
+            return 0;
+    return 1;
+}
+
 clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info)
 {
     if (!t)
@@ -67,22 +98,16 @@ clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *i
         info->n *= e;
     }
     /* C-order strides, then the caller's if any */
-    int64_t c = 1;
-    for (int d = t->rank - 1; d >= 0; --d) {
-        info->strides[d] = c;
-        c *= t->shape[d] ? t->shape[d] : 1;
-    }
-    info->contiguous = 1;
+    c_order_strides(t->rank, info->shape, info->strides);
     if (t->rank > 0 && t->strides) {
         for (int d = 0; d < t->rank; ++d) {
             int64_t s = t->strides[d];
             if (s > INT64_MAX / 4 || s < -(INT64_MAX / 4))
                 return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "stride[%d] is absurd", d);
-            if (s != info->strides[d] && t->shape[d] > 1)
-                info->contiguous = 0;
             info->strides[d] = s;
         }
     }
+    info->contiguous = in_c_order(info);
     /* the span of element offsets the view reaches */
     info->min_off = info->max_off = 0;
     if (info->n > 0) {
@@ -103,22 +128,14 @@ void tensor_memory_order(tensor_info *t)
 {
     if (t->n == 0) /* strides of an empty tensor are placeholders */
         return;
-    for (int d = 1; d < t->rank; ++d) { /* a stable insertion sort: ties keep their order */
-        int64_t sh = t->shape[d], st = t->strides[d];
-        int at = d;
-        for (; at > 0 && llabs(t->strides[at - 1]) < llabs(st); --at) {
-            t->shape[at] = t->shape[at - 1];
-            t->strides[at] = t->strides[at - 1];
-        }
-        t->shape[at] = sh, t->strides[at] = st;
-    }
-    int64_t c = 1;
-    t->contiguous = 1;
-    for (int d = t->rank - 1; d >= 0; --d) {
-        if (t->shape[d] > 1 && t->strides[d] != c)
-            t->contiguous = 0;
-        c *= t->shape[d];
-    }
+    int perm[CLNZ_MAX_RANK];
+    int64_t shape[CLNZ_MAX_RANK], strides[CLNZ_MAX_RANK];
+    dims_by_stride(t->rank, t->strides, perm);
+    for (int d = 0; d < t->rank; ++d)
+        shape[d] = t->shape[perm[d]], strides[d] = t->strides[perm[d]];
+    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)t->rank);
+    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)t->rank);
+    t->contiguous = in_c_order(t);
 }
 
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,

@@ -18,6 +18,13 @@ typedef struct {
 } tensor_info;
 
 clnz_status tensor_check(clnz_context *ctx, const clnz_tensor *t, tensor_info *info);
+/* The C-order strides of shape, in elements, into strides[0..rank): in 64
+ * bits (an int wrapped once a stride reached 2^31: (2, 2^31) u8 sliced gave
+ * negative flat indices). */
+void c_order_strides(int rank, const int64_t *shape, int64_t *strides);
+/* The first n dimensions by |strides| into perm[0..n), largest first, a
+ * stable sort (ties keep their logical order): the order of memory. */
+void dims_by_stride(int n, const int64_t *strides, int *perm);
 /* The same elements with the dimensions in memory order (largest |stride|
  * first; ties keep their order), for what does not depend on the order it
  * reads in (a count): a Fortran-order or transposed array becomes a C-order

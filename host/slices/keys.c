@@ -34,18 +34,6 @@ clnz_status accum_add(clnz_context *ctx, accum *acc, const void *src, size_t byt
     return CLNZ_SUCCESS;
 }
 
-/* The C-order strides of shape, in elements, in 64 bits: an int here
- * wrapped once a stride reached 2^31 ((2, 2^31) u8 sliced: flat indices
- * negative, runs merged out of order). */
-static void c_strides(const int64_t *shape, int rank, int64_t *cstr)
-{
-    int64_t s = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-        cstr[d] = s;
-        s *= shape[d];
-    }
-}
-
 void unravel_init(unravel *u, int rank, const int64_t *shape)
 {
     u->rank = rank;
@@ -158,7 +146,7 @@ clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *
 {
     memset(kr, 0, sizeof *kr);
     collect c = {.pred = pred, .shape = v->shape, .kr = kr};
-    c_strides(v->shape, v->rank, c.cstr);
+    c_order_strides(v->rank, v->shape, c.cstr);
     /* Where the view has more elements than it spans, every element's key
      * must fit too: halving the budget never cuts a broadcast (stride 0)
      * dimension, which spans nothing, so a broadcast view whose result

@@ -65,17 +65,9 @@ static void view_box(const view *v, const box *b, view *s)
 static void memory_order(const slicing *s, int *perm)
 {
     const view *v = &s->views[0];
-    int n = 0;
-    for (int d = 0; d < v->rank - s->keep_last; ++d) {
-        int at = n++;
-        while (at > 0 && llabs(v->strides[perm[at - 1]]) < llabs(v->strides[d])) {
-            perm[at] = perm[at - 1];
-            --at;
-        }
-        perm[at] = d;
-    }
+    dims_by_stride(v->rank - s->keep_last, v->strides, perm);
     if (s->keep_last)
-        perm[n] = v->rank - 1;
+        perm[v->rank - 1] = v->rank - 1;
 }
 
 int view_overlaps(const view *v)
@@ -230,13 +222,11 @@ void scatter_block(char *dst, int rank, const int64_t *shape, const box *at, con
         memcpy(dst, src, elem);
         return;
     }
-    int64_t total = 1, cstr[CLNZ_MAX_RANK];
-    for (int d = rank - 1; d >= 0; --d) {
-        cstr[d] = total;
-        total *= shape[d];
+    int64_t cstr[CLNZ_MAX_RANK];
+    for (int d = 0; d < rank; ++d)
         if (at->shape[d] == 0)
             return;
-    }
+    c_order_strides(rank, shape, cstr);
     /* rows of the block's last dimension are contiguous in both */
     size_t row = (size_t)at->shape[rank - 1] * elem;
     int64_t idx[CLNZ_MAX_RANK] = {0};
