@@ -340,26 +340,28 @@ static void expect_entries(const clnz_result *res, const int64_t *want, int64_t 
     free(got);
 }
 
-/* The channel rule through an 8 KiB limit: a reversed (H, W, 3) f32 view
- * cut into pixel slices (never inside a pixel), any and all; against the
- * nonzero of a pixel mask made here with plain loops. */
-static void test_channel_rule_slices(void **state)
+/* nonzero_channels of the f32 view (rank 1 to 3, the last dimension the
+ * channels) at `first`, through ctx, against the nonzero of a pixel mask
+ * made here with plain loops over the strides: any and all, each layout. */
+static void expect_channel_rule(clnz_context *ctx, int rank, const int64_t *shape,
+                                const int64_t *strides, const float *first)
 {
-    (void)state;
-    clnz_context *ctx = tu_context_limited("8K");
-    int64_t shape[3] = {61, 47, 3}, strides[3] = {-47 * 3, -3, -1}, n = 61 * 47 * 3;
-    float *x = malloc((size_t)n * 4);
-    tu_fill(CLNZ_F32, x, (size_t)n, 0.4);
-    const float *first = x + n - 1; /* logical element 0 of the reversed view */
-    clnz_tensor t = {CLNZ_F32, 3, shape, strides};
-    int64_t mshape[2] = {61, 47};
-    uint8_t *mask = malloc(61 * 47);
-    clnz_tensor mt = {CLNZ_U8, 2, mshape, NULL};
+    int64_t pixels = 1, channels = shape[rank - 1];
+    for (int d = 0; d < rank - 1; ++d)
+        pixels *= shape[d];
+    clnz_tensor t = {CLNZ_F32, rank, shape, strides};
+    clnz_tensor mt = {CLNZ_U8, rank - 1, shape, NULL}; /* the pixels' shape */
+    uint8_t *mask = malloc((size_t)pixels);
     for (int rule = 0; rule < 2; ++rule) {
-        for (int64_t p = 0; p < 61 * 47; ++p) {
+        for (int64_t p = 0; p < pixels; ++p) {
+            int64_t off = 0, rest = p;
+            for (int d = rank - 2; d >= 0; --d) {
+                off += rest % shape[d] * strides[d];
+                rest /= shape[d];
+            }
             int any = 0, all = 1;
-            for (int c = 0; c < 3; ++c) {
-                int on = first[-(p * 3 + c)] > 0.5f;
+            for (int64_t c = 0; c < channels; ++c) {
+                int on = first[off + c * strides[rank - 1]] > 0.5f;
                 any |= on, all &= on;
             }
             mask[p] = (uint8_t)(rule == CLNZ_CHANNELS_ALL ? all : any);
@@ -385,6 +387,27 @@ static void test_channel_rule_slices(void **state)
         }
     }
     free(mask);
+}
+
+/* The channel rule through an 8 KiB limit:
+ * - a reversed (H, W, 3) f32 view, cut into pixel slices (never inside a
+ *   pixel);
+ * - a planar one (3, H, W in memory, viewed as (H, W, 3)), whose pixels
+ *   span 22 KiB: made a channel plane at a time, each plane sliced;
+ * - one pixel of 3 channels 24 KiB apart (rank 1: nothing to cut).
+ * Any and all, each layout; against plain loops. */
+static void test_channel_rule_slices(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("8K");
+    int64_t shape[3] = {61, 47, 3}, n = 61 * 47 * 3;
+    float *x = malloc((size_t)n * 4);
+    tu_fill(CLNZ_F32, x, (size_t)n, 0.4);
+    int64_t reversed[3] = {-47 * 3, -3, -1}, planar[3] = {47, 1, 61 * 47};
+    expect_channel_rule(ctx, 3, shape, reversed, x + n - 1);
+    expect_channel_rule(ctx, 3, shape, planar, x);
+    int64_t one[1] = {3}, apart[1] = {3000};
+    expect_channel_rule(ctx, 1, one, apart, x);
     free(x);
     clnz_context_release(ctx);
 }

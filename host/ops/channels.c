@@ -302,6 +302,54 @@ static clnz_status channel_slice(clnz_context *ctx, void *user, const view *s, c
     return st;
 }
 
+/* 1 when one pixel's channels fit an allocation together: the slices can
+ * then keep every pixel whole. */
+static int pixel_fits(const view *v, uint64_t budget)
+{
+    view px = *v;
+    for (int d = 0; d < px.rank - 1; ++d)
+        px.shape[d] = 1;
+    return view_span(&px) <= budget;
+}
+
+/* The mask a channel at a time, for pixels whose channels lie further apart
+ * than one allocation holds (a planar image, its channels whole planes
+ * apart, viewed as interleaved: "no slice of the input fits" until
+ * 2026-11-27): each channel's plane is sliced like any view (one channel:
+ * the rule is the predicate), and the planes are combined by the rule.
+ * Every extent is at least 1 here (an empty view fits). */
+static clnz_status channel_planes(clnz_context *ctx, const view *v, channel_slices *cs,
+                                  uint64_t pixels)
+{
+    int last = v->rank - 1;
+    unsigned char *plane_mask = malloc((size_t)pixels);
+    if (!plane_mask)
+        return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
+    view plane = *v;
+    plane.shape[last] = 1;
+    channel_slices one = *cs;
+    one.rule = CLNZ_CHANNELS_ANY;
+    slicing s = {&plane, 1, ctx->max_alloc, 0, 1};
+    box whole;
+    memset(&whole, 0, sizeof whole);
+    memcpy(whole.shape, plane.shape, sizeof whole.shape);
+    clnz_status st = CLNZ_SUCCESS;
+    for (int64_t ch = 0; !st && ch < v->shape[last]; ++ch) {
+        plane.data = v->data + ch * v->strides[last] * (int64_t)v->elem;
+        one.mask = ch ? plane_mask : cs->mask;
+        /* a plane that fits is one slice (a single pixel has nothing to cut) */
+        st = view_span(&plane) <= ctx->max_alloc ? channel_slice(ctx, &one, &plane, &whole)
+                                                  : slices_each(ctx, &s, channel_slice, &one);
+        if (st || !ch)
+            continue;
+        for (uint64_t p = 0; p < pixels; ++p)
+            cs->mask[p] = cs->rule == CLNZ_CHANNELS_ALL ? cs->mask[p] & plane_mask[p]
+                                                        : cs->mask[p] | plane_mask[p];
+    }
+    free(plane_mask);
+    return st;
+}
+
 /* The pixel mask on the host (from one upload, or slice by slice when the
  * input exceeds one allocation), then nonzero over it, which slices its
  * own way if need be. */
@@ -335,7 +383,8 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
     else {
         channel_slices cs = {pred, rule, host, t.rank - 1, t.shape, part};
         slicing s = {&v, 1, ctx->max_alloc, 0, 1};
-        st = slices_each(ctx, &s, channel_slice, &cs);
+        st = pixel_fits(&v, ctx->max_alloc) ? slices_each(ctx, &s, channel_slice, &cs)
+                                             : channel_planes(ctx, &v, &cs, c.pixels.n);
     }
     if (!st) /* the predicate is applied: nonzero over the pixel bytes */
         st = clnz_nonzero(ctx, &c.mask, host, NULL, o, res);
