@@ -81,6 +81,15 @@ def test_batches_in_slices(tmp_path, rng, shape):
            "offsets")
 
 
+def memory_test(test):
+    """A peak-memory test, in C and Fortran order: the long tier, and not
+    under a checking allocator, which keeps freed memory out of reuse."""
+    test = pytest.mark.parametrize("order", ["C", "F"])(test)
+    test = pytest.mark.skipif("ASAN_OPTIONS" in os.environ or "valgrind" in CLNZ,
+                              reason="a checking allocator keeps freed memory out of reuse")(test)
+    return pytest.mark.full(test)
+
+
 def peak_mib(tmp_path, *args, max_alloc=None):
     """The peak resident memory (MiB) of one clnz command, from its own rusage."""
     env = dict(os.environ)
@@ -104,10 +113,7 @@ def peak_mib(tmp_path, *args, max_alloc=None):
     return usage.ru_maxrss / 1024
 
 
-@pytest.mark.full
-@pytest.mark.skipif("ASAN_OPTIONS" in os.environ or "valgrind" in CLNZ,
-                    reason="a checking allocator keeps freed memory out of reuse")
-@pytest.mark.parametrize("order", ["C", "F"])
+@memory_test
 def test_sliced_results_cost_about_what_whole_ones_do(tmp_path, order):
     # Regression: the slices' results were gathered as full-rank int64 rows
     # (24 bytes an element here), doubled while growing, before taking their
@@ -123,3 +129,19 @@ def test_sliced_results_cost_about_what_whole_ones_do(tmp_path, order):
         sliced = peak_mib(tmp_path, *args, "-o", out, max_alloc="16M")
         assert sliced - whole < 48 + keys_mib, (args, order, whole, sliced)
     assert np.load(out).shape == (a.size,)
+
+
+@memory_test
+def test_a_static_size_in_slices_keeps_only_its_keys(tmp_path, order):
+    # Regression: --size under slicing kept every selected element's 8-byte
+    # key (256 MiB here) before taking the first S. Now a slice keeps at most
+    # S keys, and C-order slices none once S are kept; the count stays whole.
+    a = np.asarray(np.ones((256, 512, 256), np.uint8), order=order)  # 32 MiB, all selected
+    a[0, 0, :3] = 0
+    inp, out, cnt = save(tmp_path, a), tmp_path / "o.npy", tmp_path / "c.npy"
+    args = ("nonzero", inp, "--size", 5, "-o", out, "--count-out", cnt)
+    whole = peak_mib(tmp_path, *args)
+    sliced = peak_mib(tmp_path, *args, max_alloc="16M")
+    assert sliced - whole < 48, (order, whole, sliced)
+    assert np.array_equal(np.load(out), np.argwhere(a)[:5])
+    assert int(np.load(cnt)) == a.size - 3

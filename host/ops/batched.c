@@ -194,7 +194,7 @@ static clnz_status batched_sliced(clnz_context *ctx, const tensor_info *t, const
     if (!offs)
         return ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the offsets");
     key_runs keys;
-    clnz_status st = sliced_keys(ctx, v, pred, budget, &keys);
+    clnz_status st = sliced_keys(ctx, v, pred, budget, UINT64_MAX, &keys);
     /* the counts do not depend on the keys' order: read as they lie, a
      * division only where a key leaves the item of the one before */
     const uint64_t *k = (const uint64_t *)keys.keys.data;

@@ -150,7 +150,8 @@ clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *d
         budget /= 2;
     }
     key_runs keys;
-    st = sliced_keys(ctx, &v, pred, budget, &keys);
+    /* a static size needs only its first entries' keys */
+    st = sliced_keys(ctx, &v, pred, budget, o->has_size ? (uint64_t)o->size : UINT64_MAX, &keys);
     if (!st)
         st = keys_to_result(ctx, &t, &keys, o, width, res);
     key_runs_free(&keys);

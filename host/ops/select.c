@@ -188,7 +188,7 @@ static clnz_status select_by_keys(clnz_context *ctx, const view *xv, const view 
     key_runs kr;
     key_reader r = {0};
     char *values = NULL;
-    clnz_status st = sliced_keys(ctx, mv, pred, ctx->max_alloc, &kr);
+    clnz_status st = sliced_keys(ctx, mv, pred, ctx->max_alloc, UINT64_MAX, &kr);
     size_t z = st ? 0 : kr.keys.used / sizeof(uint64_t);
     if (!st)
         st = key_reader_start(ctx, &kr, &r);

@@ -68,6 +68,8 @@ typedef struct {
     const int64_t *shape;        /* the whole array's shape */
     key_runs *kr;
     size_t cap_runs;
+    uint64_t limit; /* keys kept a slice (sliced_keys) */
+    int in_order;   /* the slices come in C order */
 } collect;
 
 /* 1 when the box is one stretch of the whole array's C order: outer
@@ -121,10 +123,13 @@ static clnz_status collect_slice(clnz_context *ctx, void *user, const view *s, c
     if (st)
         return st;
     int64_t *k = r.indices;
-    slice_keys(c, s[0].rank, at, k, r.count);
     key_runs *kr = c->kr;
     size_t before = kr->keys.used / sizeof *k;
-    if (r.count && before && (uint64_t)k[0] < ((const uint64_t *)kr->keys.data)[before - 1])
+    uint64_t room = c->in_order ? (before < c->limit ? c->limit - before : 0) : c->limit;
+    uint64_t keep = (uint64_t)r.count < room ? (uint64_t)r.count : room;
+    kr->count += (uint64_t)r.count;
+    slice_keys(c, s[0].rank, at, k, (int64_t)keep);
+    if (keep && before && (uint64_t)k[0] < ((const uint64_t *)kr->keys.data)[before - 1])
         kr->interleaved = 1;
     if (kr->n_runs == c->cap_runs) {
         size_t cap = c->cap_runs ? 2 * c->cap_runs : 64;
@@ -136,16 +141,17 @@ static clnz_status collect_slice(clnz_context *ctx, void *user, const view *s, c
         kr->runs = p, c->cap_runs = cap;
     }
     kr->runs[kr->n_runs++] = before;
-    st = accum_add(ctx, &kr->keys, k, (size_t)r.count * sizeof *k);
+    st = accum_add(ctx, &kr->keys, k, (size_t)keep * sizeof *k);
     clnz_result_free(&r);
     return st;
 }
 
 clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *pred,
-                        uint64_t budget, key_runs *kr)
+                        uint64_t budget, uint64_t limit, key_runs *kr)
 {
     memset(kr, 0, sizeof *kr);
-    collect c = {.pred = pred, .shape = v->shape, .kr = kr};
+    collect c = {.pred = pred, .shape = v->shape, .kr = kr, .limit = limit,
+                 .in_order = view_in_c_order(v)};
     c_order_strides(v->rank, v->shape, c.cstr);
     /* Where the view has more elements than it spans, every element's key
      * must fit too: halving the budget never cuts a broadcast (stride 0)
@@ -317,8 +323,7 @@ static clnz_status keys_to_coords(clnz_context *ctx, const tensor_info *t, const
 clnz_status keys_to_result(clnz_context *ctx, const tensor_info *t, key_runs *kr,
                            const clnz_nonzero_options *o, int width, clnz_result *res)
 {
-    uint64_t z = kr->keys.used / sizeof(uint64_t);
-    uint64_t entries = o->has_size ? (uint64_t)o->size : z;
+    uint64_t entries = o->has_size ? (uint64_t)o->size : kr->count;
     int per_entry = o->layout == CLNZ_LAYOUT_FLAT ? 1 : width;
     size_t ib = index_bytes(o->index_type);
     if (per_entry && entries > SIZE_MAX / ib / (uint64_t)per_entry)
@@ -330,7 +335,7 @@ clnz_status keys_to_result(clnz_context *ctx, const tensor_info *t, key_runs *kr
     if (st)
         return st;
     res->indices = out;
-    res->count = (int64_t)z;
+    res->count = (int64_t)kr->count;
     res->index_type = o->index_type;
     res->ndim = o->layout == CLNZ_LAYOUT_FLAT ? 1 : 2;
     res->shape[0] = o->layout == CLNZ_LAYOUT_COLUMNS ? width : (int64_t)entries;

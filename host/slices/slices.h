@@ -84,15 +84,21 @@ clnz_status accum_add(clnz_context *ctx, accum *acc, const void *src, size_t byt
 
 /* The keys of v's selected elements (their flat C-order indices in v's
  * shape), slice by slice: runs, each ascending, interleaved where the cut
- * does not follow C order. Read them in C order with a key_reader. */
+ * does not follow C order. Read them in C order with a key_reader.
+ * Only the first `limit` in C order are sure to be kept (a static size;
+ * UINT64_MAX: all): a slice keeps at most its first `limit` (the whole
+ * array's first `limit` are among them, each run being ascending), and the
+ * slices of a view in C order, which come in C order, none once `limit`
+ * are kept. count counts every selected element, kept or not. */
 typedef struct {
     accum keys;   /* uint64 */
     size_t *runs; /* where each slice's keys start, in keys */
     size_t n_runs;
     int interleaved; /* a run starts below where the one before ends */
+    uint64_t count;  /* the selected elements */
 } key_runs;
 clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *pred,
-                        uint64_t budget, key_runs *kr);
+                        uint64_t budget, uint64_t limit, key_runs *kr);
 void key_runs_free(key_runs *kr);
 
 /* The keys in C order, one at a time (z calls at most). */
