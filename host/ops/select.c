@@ -2,6 +2,7 @@
  * x's shape (or on x itself), in C order: device-resident and blocking.
  * The job is nonzero's with values for entries (strategy/strategy.h). */
 #include "ops/ops.h"
+#include "core/relayout.h"
 #include "core/result_mem.h"
 #include "core/transfer.h"
 #include "slices/slices.h"
@@ -219,20 +220,111 @@ static clnz_status select_by_keys(clnz_context *ctx, const view *xv, const view 
     return CLNZ_SUCCESS;
 }
 
-/* Past one allocation. Where x and the mask both lie in C order, slices
- * of the two come in C order and each is an ordinary select, its values
- * straight after the last slice's; otherwise the slices interleave and the
- * values are gathered by key. */
+/* Slices that interleave, x and the mask lying in one memory order that
+ * is not C order (a Fortran-order or transposed input): each slice's keys
+ * and its values (an ordinary select: the device reads the slice's x in
+ * its memory order) are kept side by side, then the values are read in C
+ * order of their keys. Gathering each value by key from host memory
+ * instead (select_by_keys) costs a cache miss an element here. */
+typedef struct {
+    select_collect sel; /* the values, in the order of the keys */
+    key_collect keys;
+} select_pairs;
+
+/* A slice's keys, then its values. Both calls read the mask: a slice that
+ * the blocking calls would copy to C order (core/relayout.c) is copied
+ * here once for the two (x and the mask each), not once a call. */
+static clnz_status select_pair_slice(clnz_context *ctx, void *user, const view *s, const box *at)
+{
+    select_pairs *c = user;
+    int n = 1 + c->sel.has_mask;
+    view v[2];
+    void *copy[2] = {NULL, NULL};
+    for (int i = 0; i < n; ++i) {
+        v[i] = s[i];
+        clnz_tensor t = view_tensor(&s[i]);
+        tensor_info ti, ci;
+        if (tensor_check(ctx, &t, &ti) == CLNZ_SUCCESS && relayout_pays(ctx, &ti) &&
+            (copy[i] = relayout_copy(&ti, s[i].data, &ci)) != NULL) {
+            v[i].data = copy[i]; /* else read where it lies */
+            memcpy(v[i].strides, ci.strides, sizeof v[i].strides);
+        }
+    }
+    ctx_clear_message(ctx); /* a failed check above is the calls' to report */
+    clnz_status st = key_collect_slice(ctx, &c->keys, v, at);
+    if (!st)
+        st = select_slice(ctx, &c->sel, v, at);
+    free_result(copy[0]);
+    free_result(copy[1]);
+    return st;
+}
+
+static clnz_status select_pairs_sliced(clnz_context *ctx, const slicing *s, const view *xv,
+                                       int has_mask, const clnz_predicate *pred, clnz_array *out)
+{
+    key_runs kr;
+    select_pairs c = {{pred, has_mask, {0}}, {0}};
+    key_collect_init(&c.keys, &s->views[0], pred, UINT64_MAX, &kr);
+    key_reader r = {0};
+    char *values = NULL;
+    clnz_status st = slices_each(ctx, s, select_pair_slice, &c);
+    size_t z = kr.keys.used / sizeof(uint64_t), elem = xv->elem;
+    if (!st && c.sel.values.used != z * elem) /* the same mask and predicate: never */
+        st = ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE, "the device gave %zu keys and %zu values",
+                      z, c.sel.values.used / elem);
+    if (!st)
+        st = key_reader_start(ctx, &kr, &r);
+    if (!st && !(values = alloc_result(z * elem)))
+        st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
+    for (size_t k = 0; !st && k < z;) {
+        size_t at, n = key_reader_stretch(&r, &at);
+        memcpy(values + k * elem, c.sel.values.data + at * elem, n * elem);
+        k += n;
+    }
+    key_reader_end(&r);
+    free(c.sel.values.data);
+    key_runs_free(&kr);
+    if (st) {
+        free_result(values);
+        return st;
+    }
+    out->data = values;
+    out->dtype = xv->dtype;
+    out->rank = 1;
+    out->shape[0] = (int64_t)z;
+    return CLNZ_SUCCESS;
+}
+
+/* 1 when the two views' dimensions lie in the same memory order. */
+static int same_memory_order(const view *a, const view *b)
+{
+    int pa[CLNZ_MAX_RANK], pb[CLNZ_MAX_RANK];
+    dims_by_stride(a->rank, a->strides, pa);
+    dims_by_stride(b->rank, b->strides, pb);
+    return memcmp(pa, pb, sizeof(int) * (size_t)a->rank) == 0;
+}
+
+/* Past one allocation. Where the mask (x itself without one) lies in C
+ * order, slices come in C order and each is an ordinary select, its values
+ * straight after the last slice's. Where x and the mask share another
+ * memory order, the slices' values go with their keys (select_pairs);
+ * where their orders differ, slices in one's order would be scattered in
+ * the other's memory, so the values are gathered by key from host memory. */
 static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *mv, int has_mask,
                                  const clnz_predicate *pred, clnz_array *out)
 {
-    if (!view_in_c_order(xv) || !view_in_c_order(mv))
+    view both[2] = {*mv, *xv};
+    /* each slice's results must fit too where halving a span need not
+     * halve elements: its values, and its keys where they are kept */
+    int overlaps = view_overlaps(xv) || view_overlaps(mv);
+    int in_c = view_in_c_order(xv) && view_in_c_order(mv);
+    size_t per_elem = in_c ? xv->elem : sizeof(uint64_t);
+    slicing s = {both, 1 + has_mask, ctx->max_alloc, overlaps ? per_elem : 0, 0};
+    if (!in_c && (!has_mask || same_memory_order(xv, mv)))
+        return select_pairs_sliced(ctx, &s, xv, has_mask, pred, out);
+    if (!in_c)
         return select_by_keys(ctx, xv, mv, pred, out);
     select_collect c = {pred, has_mask, {0}};
-    view both[2] = {*mv, *xv};
-    /* all values must fit too where halving a span need not halve elements */
-    int overlaps = view_overlaps(xv) || view_overlaps(mv);
-    slicing s = {both, 1 + has_mask, ctx->max_alloc, overlaps ? xv->elem : 0, 0};
     clnz_status st = slices_each(ctx, &s, select_slice, &c);
     char *data = st ? NULL : realloc(c.values.data, c.values.used ? c.values.used : 1);
     if (!st && !data)

@@ -62,15 +62,6 @@ const int64_t *unravel_to(unravel *u, uint64_t key)
 }
 
 /* ---- collecting the slices' keys ---- */
-typedef struct {
-    const clnz_predicate *pred;
-    int64_t cstr[CLNZ_MAX_RANK]; /* the whole array's C-order strides */
-    const int64_t *shape;        /* the whole array's shape */
-    key_runs *kr;
-    size_t cap_runs;
-    uint64_t limit; /* keys kept a slice (sliced_keys) */
-    int in_order;   /* the slices come in C order */
-} collect;
 
 /* 1 when the box is one stretch of the whole array's C order: outer
  * dimensions of extent 1, then one cut, then whole ones. A slice's own
@@ -87,7 +78,7 @@ static int box_is_contiguous(const box *b, int rank, const int64_t *shape)
 }
 
 /* A slice's flat indices, in place, as keys of the whole array. */
-static void slice_keys(const collect *c, int rank, const box *at, int64_t *flat, int64_t n)
+static void slice_keys(const key_collect *c, int rank, const box *at, int64_t *flat, int64_t n)
 {
     uint64_t base = 0;
     for (int d = 0; d < rank; ++d)
@@ -108,9 +99,18 @@ static void slice_keys(const collect *c, int rank, const box *at, int64_t *flat,
     }
 }
 
-static clnz_status collect_slice(clnz_context *ctx, void *user, const view *s, const box *at)
+void key_collect_init(key_collect *c, const view *v, const clnz_predicate *pred,
+                      uint64_t limit, key_runs *kr)
 {
-    collect *c = user;
+    memset(kr, 0, sizeof *kr);
+    memset(c, 0, sizeof *c);
+    c->pred = pred, c->shape = v->shape, c->kr = kr, c->limit = limit;
+    c->in_order = view_in_c_order(v);
+    c_order_strides(v->rank, v->shape, c->cstr);
+}
+
+clnz_status key_collect_slice(clnz_context *ctx, key_collect *c, const view *s, const box *at)
+{
     clnz_tensor t = view_tensor(&s[0]);
     tensor_info ti;
     clnz_nonzero_options o;
@@ -146,13 +146,16 @@ static clnz_status collect_slice(clnz_context *ctx, void *user, const view *s, c
     return st;
 }
 
+static clnz_status collect_slice(clnz_context *ctx, void *user, const view *s, const box *at)
+{
+    return key_collect_slice(ctx, user, s, at);
+}
+
 clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *pred,
                         uint64_t budget, uint64_t limit, key_runs *kr)
 {
-    memset(kr, 0, sizeof *kr);
-    collect c = {.pred = pred, .shape = v->shape, .kr = kr, .limit = limit,
-                 .in_order = view_in_c_order(v)};
-    c_order_strides(v->rank, v->shape, c.cstr);
+    key_collect c;
+    key_collect_init(&c, v, pred, limit, kr);
     /* Where the view has more elements than it spans, every element's key
      * must fit too: halving the budget never cuts a broadcast (stride 0)
      * dimension, which spans nothing, so a broadcast view whose result
@@ -230,6 +233,29 @@ uint64_t key_reader_next(key_reader *r)
     return key;
 }
 
+size_t key_reader_stretch(key_reader *r, size_t *at)
+{
+    run_head *h = r->heap;
+    /* the top run's keys up to the least head of the others (its children:
+     * a heap), which no two runs share */
+    uint64_t bound = r->n > 1 ? h[1].key : UINT64_MAX;
+    if (r->n > 2 && h[2].key < bound)
+        bound = h[2].key;
+    size_t end = h[0].at + 1;
+    while (end < h[0].end && r->keys[end] < bound)
+        ++end;
+    size_t n = end - h[0].at;
+    *at = h[0].at;
+    h[0].at = end;
+    if (end == h[0].end)
+        h[0] = h[--r->n];
+    else
+        h[0].key = r->keys[end];
+    if (r->n > 1)
+        sift_down(h, r->n, 0);
+    return n;
+}
+
 void key_reader_end(key_reader *r)
 {
     free(r->heap);
@@ -276,8 +302,11 @@ static clnz_status keys_to_flat(clnz_context *ctx, key_runs *kr, uint64_t entrie
         key_reader_end(&r);
         return st ? st : ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
     }
-    for (uint64_t k = 0; k < n; ++k)
-        put_index(out, k, ib, (int64_t)key_reader_next(&r));
+    for (uint64_t k = 0; k < n;) {
+        size_t at, run = key_reader_stretch(&r, &at);
+        for (size_t i = 0; i < run && k < n; ++i)
+            put_index(out, k++, ib, (int64_t)r.keys[at + i]);
+    }
     key_reader_end(&r);
     char *done = keys_result_end(kr, out, (size_t)entries * ib);
     if (!done) /* only the keys' own block can fail to resize: kr still holds it */

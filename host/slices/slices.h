@@ -100,6 +100,21 @@ typedef struct {
 clnz_status sliced_keys(clnz_context *ctx, const view *v, const clnz_predicate *pred,
                         uint64_t budget, uint64_t limit, key_runs *kr);
 void key_runs_free(key_runs *kr);
+/* sliced_keys' steps, for a caller that cuts its own slices (with other
+ * views beside v): init, then each slice's keys as a run. */
+typedef struct {
+    const clnz_predicate *pred;
+    int64_t cstr[CLNZ_MAX_RANK]; /* the whole array's C-order strides */
+    const int64_t *shape;        /* the whole array's shape */
+    key_runs *kr;
+    size_t cap_runs;
+    uint64_t limit; /* keys kept a slice (see key_runs) */
+    int in_order;   /* the slices come in C order */
+} key_collect;
+void key_collect_init(key_collect *c, const view *v, const clnz_predicate *pred,
+                      uint64_t limit, key_runs *kr);
+clnz_status key_collect_slice(clnz_context *ctx, key_collect *c, const view *slice,
+                              const box *at);
 
 /* The keys in C order, one at a time (z calls at most). */
 typedef struct run_head run_head;
@@ -110,6 +125,11 @@ typedef struct {
 } key_reader;
 clnz_status key_reader_start(clnz_context *ctx, const key_runs *kr, key_reader *r);
 uint64_t key_reader_next(key_reader *r);
+/* The next keys in C order that lie together in one run: how many (1 or
+ * more), from r->keys + *at on (where a value kept beside each key, in the
+ * same order, is found too), one heap step for them all (a Fortran-order
+ * array cut along its last dimension: a row's stretch of each slice). */
+size_t key_reader_stretch(key_reader *r, size_t *at);
 void key_reader_end(key_reader *r);
 
 /* Memory for a result of `entries` entries of entry_bytes made from the
