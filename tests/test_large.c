@@ -394,7 +394,10 @@ static void expect_channel_rule(clnz_context *ctx, int rank, const int64_t *shap
  *   pixel);
  * - a planar one (3, H, W in memory, viewed as (H, W, 3)), whose pixels
  *   span 22 KiB: made a channel plane at a time, each plane sliced;
- * - one pixel of 3 channels 24 KiB apart (rank 1: nothing to cut).
+ * - one pixel of 3 channels 12 KiB apart (rank 1: nothing to cut);
+ * - broadcast views (stride 0) whose pixel masks pass the limit though
+ *   their memory does not: interleaved, planar, and every stride 0; an
+ *   overlapping planar one; and no channels at all (the rule alone).
  * Any and all, each layout; against plain loops. */
 static void test_channel_rule_slices(void **state)
 {
@@ -408,6 +411,15 @@ static void test_channel_rule_slices(void **state)
     expect_channel_rule(ctx, 3, shape, planar, x);
     int64_t one[1] = {3}, apart[1] = {3000};
     expect_channel_rule(ctx, 1, one, apart, x);
+    int64_t wide[3] = {300, 47, 3}, bcast[3] = {0, 3, 1}, bplanar[3] = {0, 1, 61 * 47};
+    int64_t still[3] = {100, 100, 7}, zero[3] = {0, 0, 0};
+    int64_t lapped[3] = {100, 50, 3}, lap[3] = {3, 1, 2000};
+    int64_t none[3] = {3000, 10, 0}, none_strides[3] = {10, 1, 1};
+    expect_channel_rule(ctx, 3, wide, bcast, x);
+    expect_channel_rule(ctx, 3, wide, bplanar, x);
+    expect_channel_rule(ctx, 3, still, zero, x);
+    expect_channel_rule(ctx, 3, lapped, lap, x);
+    expect_channel_rule(ctx, 3, none, none_strides, x);
     free(x);
     clnz_context_release(ctx);
 }

@@ -302,6 +302,12 @@ static clnz_status channel_slice(clnz_context *ctx, void *user, const view *s, c
     return st;
 }
 
+/* The slicing's bytes of result per element: a broadcast or overlapping
+ * view's slices must also keep their pixel masks (a byte a pixel, so a byte
+ * an element will do) within the limit, which halving their span need not
+ * do; elsewhere the span bounds them. */
+static uint64_t pixel_bytes(const view *v) { return view_overlaps(v) ? 1 : 0; }
+
 /* 1 when one pixel's channels fit an allocation together: the slices can
  * then keep every pixel whole. */
 static int pixel_fits(const view *v, uint64_t budget)
@@ -329,7 +335,7 @@ static clnz_status channel_planes(clnz_context *ctx, const view *v, channel_slic
     plane.shape[last] = 1;
     channel_slices one = *cs;
     one.rule = CLNZ_CHANNELS_ANY;
-    slicing s = {&plane, 1, ctx->max_alloc, 0, 1};
+    slicing s = {&plane, 1, ctx->max_alloc, pixel_bytes(&plane), 1};
     box whole;
     memset(&whole, 0, sizeof whole);
     memcpy(whole.shape, plane.shape, sizeof whole.shape);
@@ -338,8 +344,9 @@ static clnz_status channel_planes(clnz_context *ctx, const view *v, channel_slic
         plane.data = v->data + ch * v->strides[last] * (int64_t)v->elem;
         one.mask = ch ? plane_mask : cs->mask;
         /* a plane that fits is one slice (a single pixel has nothing to cut) */
-        st = view_span(&plane) <= ctx->max_alloc ? channel_slice(ctx, &one, &plane, &whole)
-                                                  : slices_each(ctx, &s, channel_slice, &one);
+        int fits = view_span(&plane) <= ctx->max_alloc && pixels <= ctx->max_alloc;
+        st = fits ? channel_slice(ctx, &one, &plane, &whole)
+                  : slices_each(ctx, &s, channel_slice, &one);
         if (st || !ch)
             continue;
         for (uint64_t p = 0; p < pixels; ++p)
@@ -374,15 +381,20 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
         return st;
     if (c.pixels.n > SIZE_MAX)
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE, "the pixel mask does not fit the address space");
+    /* the device's pixel mask must fit too: a broadcast view spans less
+     * memory than its pixels take */
+    fits = fits && c.pixels.n <= ctx->max_alloc;
     unsigned char *host = malloc(c.pixels.n ? (size_t)c.pixels.n : 1);
     unsigned char *part = fits ? NULL : malloc(c.pixels.n ? (size_t)c.pixels.n : 1);
-    if (!host || (!fits && !part))
+    if (!host || (!fits && !part)) {
         st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the pixel mask");
-    else if (fits)
+    } else if (t.n == 0) { /* no channels, or no pixels: the rule alone */
+        memset(host, rule == CLNZ_CHANNELS_ALL, (size_t)c.pixels.n);
+    } else if (fits) {
         st = channels_mask_direct(ctx, &t, data, pred, rule, host);
-    else {
+    } else {
         channel_slices cs = {pred, rule, host, t.rank - 1, t.shape, part};
-        slicing s = {&v, 1, ctx->max_alloc, 0, 1};
+        slicing s = {&v, 1, ctx->max_alloc, pixel_bytes(&v), 1};
         st = pixel_fits(&v, ctx->max_alloc) ? slices_each(ctx, &s, channel_slice, &cs)
                                              : channel_planes(ctx, &v, &cs, c.pixels.n);
     }
