@@ -88,6 +88,10 @@ int cli_add_output(out_set *outs, const char *path);
 /* Output i's bytes: a C-order array as a .npy, or as text (--format). */
 int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
             const int64_t *shape, const void *data);
+/* The same with data in big-endian order, for a .npy that says so (">f8");
+ * text formats take native data: give them cli_put. */
+int cli_put_big(out_set *outs, int i, clnz_dtype dtype, int ndim, const int64_t *shape,
+                const void *data);
 int cli_put_array(out_set *outs, int i, out_format format, const clnz_array *r);
 /* Every output in place, or none; then the set is freed. An exit status. */
 int cli_commit(out_set *outs);

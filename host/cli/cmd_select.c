@@ -11,7 +11,7 @@ static const char usage_select[] =
     "                   [--format npy|csv|txt]\n"
     "\n"
     "Writes the values of X (.npy or image) at the selected positions, in C order, as a 1-D\n"
-    "array of X's dtype (numpy: X[M != 0], np.extract; torch.masked_select).\n"
+    "array of X's dtype and byte order (X[M != 0], np.extract, torch.masked_select).\n"
     "\n"
     "  --mask M           a .npy of X's shape, any dtype: the positions where M is\n"
     "                     nonzero (or satisfies --pred)\n"
@@ -49,8 +49,13 @@ int cmd_select(int argc, char **argv)
         clnz_status st = clnz_select(ctx, &xt, x.data, a.mask ? &mt : NULL,
                                      a.mask ? m.data : NULL, &a.pred, &res);
         char q[IO_QUOTE_MAX];
-        rc = st ? lib_fail(ctx, st, io_quote(a.positional[0], q, sizeof q))
-                : cli_put_array(&outs, out, a.format, &res);
+        /* numpy keeps x's byte order in x[m]: a big-endian .npy in, one out */
+        int big = !st && x.big_endian && a.format == OUT_NPY;
+        if (big)
+            npy_byteswap(res.data, (uint64_t)res.shape[0], clnz_dtype_size(res.dtype));
+        rc = st    ? lib_fail(ctx, st, io_quote(a.positional[0], q, sizeof q))
+             : big ? cli_put_big(&outs, out, res.dtype, res.rank, res.shape, res.data)
+                   : cli_put_array(&outs, out, a.format, &res);
     }
     if (!rc)
         rc = cli_commit(&outs);

@@ -84,8 +84,9 @@ int cli_add_output(out_set *outs, const char *path)
     return i;
 }
 
-int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
-            const int64_t *shape, const void *data)
+/* A .npy of descr's order, or text (--format) */
+static int put(out_set *outs, int i, out_format format, clnz_dtype dtype, int big, int ndim,
+               const int64_t *shape, const void *data)
 {
     char err[CLI_ERR_MAX];
     size_t bytes = clnz_dtype_size(dtype);
@@ -94,7 +95,11 @@ int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
     int bad;
     if (format == OUT_NPY) {
         unsigned char head[NPY_HEADER_MAX];
-        size_t head_len = npy_header(npy_descr(dtype), ndim, shape, head);
+        char descr[16];
+        snprintf(descr, sizeof descr, "%s", npy_descr(dtype));
+        if (big && descr[0] == '<')
+            descr[0] = '>';
+        size_t head_len = npy_header(descr, ndim, shape, head);
         bad = out_write(outs, i, head, head_len, data, bytes, err, sizeof err);
     } else {
         /* the text goes as the head, which out_write copies (or writes at
@@ -105,6 +110,18 @@ int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
         free(text);
     }
     return bad ? fail(EXIT_FAIL, "%s", err) : EXIT_OK;
+}
+
+int cli_put(out_set *outs, int i, out_format format, clnz_dtype dtype, int ndim,
+            const int64_t *shape, const void *data)
+{
+    return put(outs, i, format, dtype, 0, ndim, shape, data);
+}
+
+int cli_put_big(out_set *outs, int i, clnz_dtype dtype, int ndim, const int64_t *shape,
+                const void *data)
+{
+    return put(outs, i, OUT_NPY, dtype, 1, ndim, shape, data);
 }
 
 int cli_put_array(out_set *outs, int i, out_format format, const clnz_array *r)

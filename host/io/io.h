@@ -24,6 +24,7 @@ typedef struct {
     int64_t shape[CLNZ_MAX_RANK];
     int64_t strides[CLNZ_MAX_RANK]; /* elements: C or Fortran order */
     int fortran_order;
+    int big_endian;   /* the file's elements were big-endian: swapped to native when read */
     const void *data; /* logical element 0 */
     void *buffer;     /* what to free: the bytes data points into */
 } npy_array;
@@ -103,6 +104,8 @@ size_t npy_header(const char *descr, int ndim, const int64_t *shape,
                   unsigned char out[NPY_HEADER_MAX]);
 /* The .npy descr of a dtype in native (little-endian) order, "<f4". */
 const char *npy_descr(clnz_dtype dtype);
+/* Reverses the bytes of each of n elements of elem bytes, in place. */
+void npy_byteswap(void *data, uint64_t n, size_t elem);
 
 /* ---- text outputs (text_out.c) ---- */
 

@@ -18,7 +18,7 @@
  * default); a longer one is not worth allocating for. */
 #define NPY_HEADER_LEN_MAX (1u << 20)
 
-static void byteswap(void *data, uint64_t n, size_t elem)
+void npy_byteswap(void *data, uint64_t n, size_t elem)
 {
     unsigned char *p = data;
     for (uint64_t i = 0; i < n; ++i, p += elem)
@@ -198,7 +198,8 @@ int npy_read_from(in_file *in, npy_array *a, char *err, size_t err_size)
         return -1;
     }
     if (big)
-        byteswap(a->buffer, (uint64_t)n, elem);
+        npy_byteswap(a->buffer, (uint64_t)n, elem);
+    a->big_endian = big;
     set_strides(a, n);
     a->data = a->buffer;
     return 0;
