@@ -274,7 +274,7 @@ static clnz_status run_enqueue(clnz_context *ctx, uint64_t *sum)
 /* Sliced: a context whose allocation limit cuts the input in slices.
  * nonzero and select in C order (slices in order: a select per slice),
  * then flat nonzero and select of the transposed view (slices interleave:
- * keys merged, values gathered by key). */
+ * keys merged, each slice's values kept beside its keys). */
 static clnz_status run_sliced(clnz_context *ctx, uint64_t *sum)
 {
     uint64_t part[2] = {0, 0};
