@@ -304,9 +304,9 @@ static int same_memory_order(const view *a, const view *b)
     return memcmp(pa, pb, sizeof(int) * (size_t)a->rank) == 0;
 }
 
-/* Past one allocation. Where the mask (x itself without one) lies in C
- * order, slices come in C order and each is an ordinary select, its values
- * straight after the last slice's. Where x and the mask share another
+/* Past one allocation. Where x and the mask lie in C order, slices come in
+ * C order and each is an ordinary select, its values straight after the
+ * last slice's. Where x and the mask (x itself without one) share another
  * memory order, the slices' values go with their keys (select_pairs);
  * where their orders differ, slices in one's order would be scattered in
  * the other's memory, so the values are gathered by key from host memory. */
