@@ -295,13 +295,24 @@ static clnz_status select_pairs_sliced(clnz_context *ctx, const slicing *s, cons
     return CLNZ_SUCCESS;
 }
 
-/* 1 when the two views' dimensions lie in the same memory order. */
+/* 1 when the two views (of one shape) lie in the same memory order, their
+ * dimensions of extent 1 aside (their strides are anything: a mask made by
+ * m[:, None] has a 0 there). */
 static int same_memory_order(const view *a, const view *b)
 {
     int pa[CLNZ_MAX_RANK], pb[CLNZ_MAX_RANK];
     dims_by_stride(a->rank, a->strides, pa);
     dims_by_stride(b->rank, b->strides, pb);
-    return memcmp(pa, pb, sizeof(int) * (size_t)a->rank) == 0;
+    for (int i = 0, j = 0;; ++i, ++j) {
+        while (i < a->rank && a->shape[pa[i]] == 1)
+            ++i;
+        while (j < b->rank && b->shape[pb[j]] == 1)
+            ++j;
+        if (i == a->rank || j == b->rank)
+            return i == a->rank && j == b->rank;
+        if (pa[i] != pb[j])
+            return 0;
+    }
 }
 
 /* Past one allocation. Where x and the mask lie in C order, slices come in
