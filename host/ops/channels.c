@@ -339,12 +339,13 @@ static clnz_status channel_planes(clnz_context *ctx, const view *v, channel_slic
     box whole;
     memset(&whole, 0, sizeof whole);
     memcpy(whole.shape, plane.shape, sizeof whole.shape);
+    /* a plane that fits is one slice (a single pixel has nothing to cut);
+     * every plane spans the same */
+    int fits = view_span(&plane) <= ctx->max_alloc && pixels <= ctx->max_alloc;
     clnz_status st = CLNZ_SUCCESS;
     for (int64_t ch = 0; !st && ch < v->shape[last]; ++ch) {
         plane.data = v->data + ch * v->strides[last] * (int64_t)v->elem;
         one.mask = ch ? plane_mask : cs->mask;
-        /* a plane that fits is one slice (a single pixel has nothing to cut) */
-        int fits = view_span(&plane) <= ctx->max_alloc && pixels <= ctx->max_alloc;
         st = fits ? channel_slice(ctx, &one, &plane, &whole)
                   : slices_each(ctx, &s, channel_slice, &one);
         if (st || !ch)

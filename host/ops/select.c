@@ -119,6 +119,16 @@ clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
     return st;
 }
 
+/* A blocking select's result: n values of dtype at data (the caller's now). */
+static clnz_status values_out(clnz_array *out, void *data, clnz_dtype dtype, uint64_t n)
+{
+    out->data = data;
+    out->dtype = dtype;
+    out->rank = 1;
+    out->shape[0] = (int64_t)n;
+    return CLNZ_SUCCESS;
+}
+
 /* has_mask 0: the predicate reads x itself. */
 static clnz_status select_direct(clnz_context *ctx, const tensor_info *xi, const void *x_data,
                                  const tensor_info *mi, const void *mask_data, int has_mask,
@@ -138,11 +148,8 @@ static clnz_status select_direct(clnz_context *ctx, const tensor_info *xi, const
     if (!st)
         st = host_job_entries(&h, UINT64_MAX, xi->elem, 0, 0, &host, &z);
     if (!st) {
-        out->data = host;
+        values_out(out, host, xi->dtype, z);
         host = NULL;
-        out->dtype = xi->dtype;
-        out->rank = 1;
-        out->shape[0] = (int64_t)z;
     }
     st = host_job_end(&h, st); /* waits for the device before host memory goes */
     free(host);
@@ -213,11 +220,7 @@ static clnz_status select_by_keys(clnz_context *ctx, const view *xv, const view 
     key_runs_free(&kr);
     if (st)
         return st;
-    out->data = done;
-    out->dtype = xv->dtype;
-    out->rank = 1;
-    out->shape[0] = (int64_t)z;
-    return CLNZ_SUCCESS;
+    return values_out(out, done, xv->dtype, z);
 }
 
 /* Slices that interleave, x and the mask lying in one memory order that
@@ -288,11 +291,7 @@ static clnz_status select_pairs_sliced(clnz_context *ctx, const slicing *s, cons
         free_result(values);
         return st;
     }
-    out->data = values;
-    out->dtype = xv->dtype;
-    out->rank = 1;
-    out->shape[0] = (int64_t)z;
-    return CLNZ_SUCCESS;
+    return values_out(out, values, xv->dtype, z);
 }
 
 /* 1 when the two views (of one shape) lie in the same memory order, their
@@ -344,11 +343,7 @@ static clnz_status select_sliced(clnz_context *ctx, const view *xv, const view *
         free(c.values.data);
         return st;
     }
-    out->data = data;
-    out->dtype = xv->dtype;
-    out->rank = 1;
-    out->shape[0] = (int64_t)(c.values.used / xv->elem);
-    return CLNZ_SUCCESS;
+    return values_out(out, data, xv->dtype, c.values.used / xv->elem);
 }
 
 clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
