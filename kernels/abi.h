@@ -49,4 +49,8 @@
 #define ABI_TILE_AGGREGATE 1
 #define ABI_TILE_PREFIX 2
 
+/* The items a count_items work-item counts (count_axes.cl): neighbours
+ * share its loads, 16 of them one vector. */
+#define ABI_COUNT_ITEMS_PER_WI 16
+
 #endif /* CLNZ_ABI_H */

@@ -484,6 +484,7 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
              "CLNZ_LOOKBACK_SPIN": "a number of reads", "CLNZ_LOOKBACK_ATOMICS": "32, or 64",
              "CLNZ_MAX_ALLOC": "not a byte count",
              "CLNZ_STREAM_STORES": "1 (non-temporal stores where the kernel can) or 0",
+             "CLNZ_COUNT_LOCKSTEP": "1 (counts along axes step their work-items together) or 0",
              # read as "no" before (only 1 tuned): CLNZ_AUTOTUNE=yes tuned nothing, silently
              "CLNZ_AUTOTUNE": "1 (tune a device on first use) or 0"}
     for name, why in takes.items():
@@ -492,7 +493,8 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                                                                           **{name: value})))
             assert line.startswith(f"clnz: {name}={io_quote(value)}: {why}"), line
             assert not out.exists()
-    for name in ("CLNZ_AUTOTUNE", "CLNZ_NO_COMPILE", "CLNZ_STREAM_STORES"):  # the yes/no ones
+    for name in ("CLNZ_AUTOTUNE", "CLNZ_NO_COMPILE", "CLNZ_STREAM_STORES",
+                 "CLNZ_COUNT_LOCKSTEP"):  # the yes/no ones
         for value in ("0", ""):
             clnz("count", inp, check=True, env=dict(os.environ, **{name: value}))
     line = one_error_line(clnz("count", inp, env=dict(os.environ, CLNZ_DEVICE="a\nb")), code=2)

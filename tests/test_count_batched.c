@@ -168,6 +168,45 @@ static void test_launch_shapes_and_strategies(void **state)
     free(sdata);
 }
 
+/* count_items with and without its barrier after each step (lockstep,
+ * kernels/count_axes.cl: on by default on a CPU device, off on others),
+ * forced both ways (CLNZ_COUNT_LOCKSTEP), under every launch shape (its
+ * work-group: each block's work-items padded to whole ones), on the
+ * layouts it serves: whole rows of 16 items and rows that end inside a
+ * work-item's 16, one block and several. */
+static void test_lockstep(void **state)
+{
+    (void)state;
+    for (int on = 0; on < 2; ++on) {
+        setenv("CLNZ_COUNT_LOCKSTEP", on ? "1" : "0", 1);
+        char msg[256];
+        clnz_context *ctx = NULL;
+        if (clnz_context_create(NULL, &ctx, msg, sizeof msg) != CLNZ_SUCCESS)
+            fail_msg("context: %s", msg);
+        unsetenv("CLNZ_COUNT_LOCKSTEP");
+        for (int l = 0; l < tu_n_launches; ++l) {
+            TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
+            for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
+                const layout *ly = &layouts[i];
+                float *base = malloc((size_t)ly->base_n * sizeof *base);
+                tu_fill(CLNZ_F32, base, (size_t)ly->base_n, 0.5);
+                clnz_tensor t = {CLNZ_F32, ly->rank, (int64_t *)ly->shape, (int64_t *)ly->strides};
+                expect_counts(ctx, &t, base + ly->start, NULL, ly->batch_rank);
+                free(base);
+            }
+        }
+        clnz_context_release(ctx);
+    }
+}
+
+/* A failed assertion leaves a test early: not with its variable set. */
+static int unset_lockstep(void **state)
+{
+    (void)state;
+    unsetenv("CLNZ_COUNT_LOCKSTEP");
+    return 0;
+}
+
 static void test_predicates(void **state)
 {
     (void)state;
@@ -349,10 +388,14 @@ int main(void)
 {
     tu_seed("test_count_batched");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layouts),   cmocka_unit_test(test_launch_shapes_and_strategies),
-        cmocka_unit_test(test_predicates), cmocka_unit_test(test_enqueue),
-        cmocka_unit_test(test_empty),     cmocka_unit_test(test_sliced),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_launch_shapes_and_strategies),
+        cmocka_unit_test(test_predicates),
+        cmocka_unit_test(test_enqueue),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_sliced),
         cmocka_unit_test(test_sliced_many_items),
+        cmocka_unit_test_teardown(test_lockstep, unset_lockstep),
         cmocka_unit_test(test_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

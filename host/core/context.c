@@ -181,20 +181,18 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     return CLNZ_SUCCESS;
 }
 
-/* CLNZ_STREAM_STORES: 1 or 0 forces the writing pass's non-temporal stores
- * on or off; unset or empty leaves them to the output's size. */
-static clnz_status stream_stores_from_env(clnz_context *c, char *msg, size_t msg_size)
+/* A CLNZ_* variable that forces a choice the library makes on its own:
+ * *forced is 1 or 0 when it is set to that, -1 when it is unset or empty
+ * (the library's choice). Used for CLNZ_STREAM_STORES (the writing pass's
+ * non-temporal stores, strategy/tiles.c) and CLNZ_COUNT_LOCKSTEP
+ * (count_items' barrier after each step, ops/count_batched.c). */
+static clnz_status env_forced(const char *name, const char *takes, int *forced, char *msg,
+                              size_t msg_size)
 {
-    const char *env = getenv("CLNZ_STREAM_STORES");
-    c->stream_stores = -1;
-    if (!env || !*env)
-        return CLNZ_SUCCESS;
+    const char *env = getenv(name);
     int on;
-    clnz_status st = env_flag("CLNZ_STREAM_STORES",
-                              "1 (non-temporal stores where the kernel can) or 0 (never)", &on,
-                              msg, msg_size);
-    if (!st)
-        c->stream_stores = on;
+    clnz_status st = env_flag(name, takes, &on, msg, msg_size);
+    *forced = st || !env || !*env ? -1 : on;
     return st;
 }
 
@@ -245,7 +243,13 @@ static clnz_status context_query(clnz_context *c, char *msg, size_t msg_size)
     if (!st)
         st = lookback_setup(c, msg, msg_size);
     if (!st)
-        st = stream_stores_from_env(c, msg, msg_size);
+        st = env_forced("CLNZ_STREAM_STORES",
+                        "1 (non-temporal stores where the kernel can) or 0 (never)",
+                        &c->stream_stores, msg, msg_size);
+    if (!st)
+        st = env_forced("CLNZ_COUNT_LOCKSTEP",
+                        "1 (counts along axes step their work-items together) or 0 (never)",
+                        &c->count_lockstep, msg, msg_size);
     if (st)
         return st;
     cl_int e = clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);

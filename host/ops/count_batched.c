@@ -26,8 +26,7 @@
  * below it the split's (outer block, item) counts cost more than walking
  * the items. */
 #define SPLIT_MIN_RUN 64
-/* count_items' items per work-item (kernels/count_axes.cl's ITEMS_PER_WI) */
-#define ITEMS_PER_WI 16
+#define ITEMS_PER_WI  ABI_COUNT_ITEMS_PER_WI /* count_items' (kernels/abi.h) */
 /* Elements of each item a count_items work-item walks (its row block):
  * short enough that a work-group's reads stay within a few pages per row
  * and cache lines are used while they are in the cache (f32 4096^2 along
@@ -195,7 +194,7 @@ static clnz_status items_plan_make(clnz_context *ctx, const tensor_info *t, int 
     p->per_item = p->item_n == 1 || (p->batches > 1 && ks > 0 && ks < cs);
     if (p->per_item && !item_blocks(ctx, p))
         p->per_item = 0;
-    p->vec16 = strides[kr - 1] == 1 && shape[kr - 1] % ITEMS_PER_WI == 0;
+    p->vec16 = strides[kr - 1] == 1; /* for the work-items whose items share a row */
     p->outer = 1;
     if (!st && !p->per_item)
         st = plan_split(ctx, t, p, kr, cr, shape, strides);
@@ -219,6 +218,17 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
         st = program_kernel(ctx, &prog, "item_block_sums", &sums);
     if (!st)
         st = small_local(ctx, k, &local);
+    size_t wg_limit = 0;
+    if (!st && ctx->forced_wg) /* a forced launch shape's work-group, where the kernel allows it */
+        st = program_kernel_wg_limit(ctx, k, &wg_limit);
+    if (!st && ctx->forced_wg)
+        local = ctx->forced_wg < wg_limit ? ctx->forced_wg : wg_limit;
+    uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI;
+    /* each block's wis padded to whole work-groups (count_items): a
+     * work-group no larger than wis pads them by less than half */
+    while (local > 1 && local > wis)
+        local /= 2;
+    uint64_t block_wis = (wis + local - 1) / local * local;
     if (!st && sums)
         st = small_local(ctx, sums, &sums_local);
     if (!st)
@@ -228,22 +238,21 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
     if (!st && blocks > 1)
         st = rw_buffer(ctx, (size_t)(blocks * p->batches * sizeof(cl_uint)), &partial,
                        "clCreateBuffer(block counts)");
-    uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI;
     cl_long a_base = base;
     cl_ulong items = p->batches, item_n = p->item_n, c_off = counts_off;
     cl_ulong a_wis = wis, a_steps = p->steps, a_blocks = blocks;
     cl_int krank = p->kept.krank, crank = p->items.krank;
+    cl_uint lockstep = (cl_uint)(ctx->count_lockstep >= 0 ? ctx->count_lockstep : ctx->is_cpu);
     cl_mem to_partial = partial ? partial : counts; /* unused with one block */
-    karg args[] = {KARG(in),       KARG(a_base),      KARG(items),        KARG(krank),
-                   KARG(kmeta),    KARG(item_n),      KARG(crank),        KARG(cmeta),
-                   KARG(keys->lo), KARG(keys->hi),    KARG(keys->invert), KARG(p->vec16),
-                   KARG(a_wis),    KARG(a_steps),     KARG(a_blocks),     KARG(counts),
-                   KARG(c_off),    KARG(to_partial)};
+    karg args[] = {KARG(in),       KARG(a_base),   KARG(items),        KARG(krank),
+                   KARG(kmeta),    KARG(item_n),   KARG(crank),        KARG(cmeta),
+                   KARG(keys->lo), KARG(keys->hi), KARG(keys->invert), KARG(p->vec16),
+                   KARG(lockstep), KARG(a_wis),    KARG(a_steps),      KARG(a_blocks),
+                   KARG(counts),   KARG(c_off),    KARG(to_partial)};
     if (!st)
         st = set_args(ctx, k, "count_items", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
-        st = chain_launch(ch, k, "count_items",
-                          (size_t)((wis * blocks + local - 1) / local * local), local);
+        st = chain_launch(ch, k, "count_items", (size_t)(block_wis * blocks), local);
     if (!st && blocks > 1) {
         karg sum_args[] = {KARG(partial), KARG(a_blocks), KARG(items), KARG(counts),
                            KARG(c_off)};
