@@ -97,8 +97,8 @@ def test_where_arrays_broadcast(tmp_path, rng, dtype):
 
 
 @pytest.mark.parametrize("dtype,scalar", [("f4", "0"), ("f4", "0.1"), ("f2", "1e-3"),
-                                          ("f8", "nan"), ("f4", "-inf"), ("i4", "-7"),
-                                          ("u1", "255"), ("i8", "3.0"), ("?", "1"),
+                                          ("f8", "nan"), ("f2", "-nan"), ("f4", "-inf"),
+                                          ("i4", "-7"), ("u1", "255"), ("i8", "3.0"), ("?", "1"),
                                           ("u8", "18446744073709551615")])
 def test_where_one_scalar_keeps_the_arrays_dtype(tmp_path, rng, dtype, scalar):
     x = random_array(rng, dtype, (40, 50), density=0.9)

@@ -2,6 +2,7 @@
 random arrays of every dtype, strided views, edge cases and errors.
 make test runs it with CLNZ_LIBRARY=build/libclnz.so and PYTHONPATH=host/python."""
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -269,9 +270,13 @@ def same(got, want):
                        np.ascontiguousarray(want).view(np.uint8))
 
 
-# Python and numpy scalars of every kind numpy's promotion treats apart
+# Python and numpy scalars of every kind numpy's promotion treats apart, and
+# NaNs of either sign with payloads (a float16 result keeps the sign and the
+# payload's top bits, as numpy casts them; they all came out 0x7e00)
 SCALARS = [0, -3, 300, 2**40, 2**63, 0.5, -0.0, 1e300, True, np.int8(-3), np.uint16(7),
-           np.float32(2.5), np.float64(2), np.float16(1)]
+           np.float32(2.5), np.float64(2), np.float16(1)] + \
+    [struct.unpack("<d", struct.pack("<Q", bits))[0]
+     for bits in (0xfff8000000000000, 0x7ff0000000000001, 0x7ffc000000000000, 0xfff4000000000000)]
 
 
 def test_where_promotes_as_numpy(rng):

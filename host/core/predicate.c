@@ -82,8 +82,13 @@ uint16_t clnz_double_to_half(double v)
 {
     uint16_t sign = signbit(v) ? 0x8000 : 0;
     double a = fabs(v);
-    if (isnan(v))
-        return 0x7e00;
+    if (isnan(v)) { /* as numpy casts one: its sign and its significand's top 10 bits,
+                     * kept a NaN (not quieted); every NaN was 0x7e00 before */
+        uint64_t b;
+        memcpy(&b, &v, sizeof b);
+        uint16_t h = (uint16_t)(0x7c00u + ((b & 0x000fffffffffffffULL) >> 42));
+        return sign | (h == 0x7c00u ? 0x7c01u : h);
+    }
     if (a >= 65520.0) /* halfway between the largest half and 2^16 rounds up */
         return sign | 0x7c00;
     if (a < ldexp(1, -14)) /* subnormal: a multiple of 2^-24 */
