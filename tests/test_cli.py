@@ -564,6 +564,23 @@ def test_malformed_inputs(tmp_path):
     assert leftovers == []
 
 
+def test_other_files_name_the_formats_clnz_reads(tmp_path):
+    """A file that is none of .npy, PNG or PNM was "not a .npy file (bad
+    magic)", as if .npy were all clnz reads. A file cut inside a PNG
+    signature is too short; a .npy cut inside its magic keeps the .npy
+    reader's message."""
+    cases = {b"hello\n": "bad magic", b"\xff\xd8\xff\xe0\x00\x10JFIF": "bad magic",
+             b"hi": "bad magic", b"\x89PN": "too short", b"P": "too short"}
+    for data, why in cases.items():
+        path = tmp_path / "f.dat"
+        path.write_bytes(data)
+        line = expect_error(1, "count", path)
+        assert line == f"clnz: {io_quote(str(path))} is not a .npy, PNG or PNM (PGM, PPM) file " \
+                       f"({why})", (data, line)
+    (tmp_path / "cut.npy").write_bytes(b"\x93NUM")
+    expect_error(1, "count", tmp_path / "cut.npy", contains="is not a .npy file (too short)")
+
+
 # ---- .npy headers against np.load ------------------------------------------------
 
 def npy_file(path, header, data=b"", version=1):

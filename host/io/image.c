@@ -239,8 +239,22 @@ int array_read(const char *path, npy_array *a, char *err, size_t err_size)
     size_t got = in_peek(&in, head, 8);
     int is_png = got == 8 && png_sig_cmp(head, 0, 8) == 0;
     int is_pnm = got >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '7';
-    int rc = is_png || is_pnm ? image_read(&in, is_png, a, err, err_size)
-                              : npy_read_from(&in, a, err, err_size);
+    /* what starts as a .npy, or nothing at all (the .npy reader says why) */
+    int is_npy = memcmp(head, "\x93NUMPY", got < 6 ? got : 6) == 0;
+    int rc;
+    if (is_png || is_pnm) {
+        rc = image_read(&in, is_png, a, err, err_size);
+    } else if (is_npy) {
+        rc = npy_read_from(&in, a, err, err_size);
+    } else { /* any other file was "not a .npy file", as if that were all clnz reads */
+        static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+        int cut = got < 8 && memcmp(head, png_sig, got) == 0; /* a PNG's start, or a 'P' */
+        char q[IO_QUOTE_MAX];
+        snprintf(err, err_size, "%s is not a .npy, PNG or PNM (PGM, PPM) file (%s)",
+                 io_quote(in.path, q, sizeof q),
+                 cut || (got == 1 && head[0] == 'P') ? "too short" : "bad magic");
+        rc = -1;
+    }
     in_close(&in);
     /* messages quote the file's own bytes (a dtype, a key): keep them one
      * printable line (found by fuzz_array) */
