@@ -493,6 +493,10 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                                                                           **{name: value})))
             assert line.startswith(f"clnz: {name}={io_quote(value)}: {why}"), line
             assert not out.exists()
+    for value in ("99999999999999G", "18446744073709551616", "17179869184G"):
+        line = one_error_line(clnz("count", inp, env=dict(os.environ, CLNZ_MAX_ALLOC=value)))
+        assert line == f"clnz: CLNZ_MAX_ALLOC='{value}': a byte count past 2^64 - 1", line
+    clnz("count", inp, check=True, env=dict(os.environ, CLNZ_MAX_ALLOC="17179869183G"))
     for name in ("CLNZ_AUTOTUNE", "CLNZ_NO_COMPILE", "CLNZ_STREAM_STORES",
                  "CLNZ_COUNT_LOCKSTEP"):  # the yes/no ones
         for value in ("0", ""):

@@ -211,12 +211,19 @@ static int max_alloc_from_env(unsigned long long *out, char *msg, size_t msg_siz
         return 0;
     char *end;
     errno = 0;
-    unsigned long long v = *env >= '0' && *env <= '9' ? strtoull(env, &end, 10) : 0;
-    int ok = *env >= '0' && *env <= '9' && !errno;
-    int shift = ok && *end == 'K' ? 10 : ok && *end == 'M' ? 20 : ok && *end == 'G' ? 30 : 0;
-    if (!ok || (shift ? end[1] : end[0]) || v > (ULLONG_MAX >> shift)) {
+    int digits = *env >= '0' && *env <= '9';
+    unsigned long long v = digits ? strtoull(env, &end, 10) : 0;
+    int shift = digits && *end == 'K'   ? 10
+                : digits && *end == 'M' ? 20
+                : digits && *end == 'G' ? 30
+                                        : 0;
+    if (!digits || (shift ? end[1] : end[0])) {
         bad_env(msg, msg_size, "CLNZ_MAX_ALLOC", env,
                 "not a byte count (digits, then K, M or G)");
+        return -1;
+    }
+    if (errno == ERANGE || v > (ULLONG_MAX >> shift)) { /* was "not a byte count" too */
+        bad_env(msg, msg_size, "CLNZ_MAX_ALLOC", env, "a byte count past 2^64 - 1");
         return -1;
     }
     *out = v << shift;
