@@ -184,6 +184,9 @@ def test_predicate_values_of_every_python_kind():
     assert clnz.count_nonzero(a, pred=("eq", np.uint64(1))) == 1
     assert clnz.count_nonzero(a, pred=("gt", 0.5)) == 3
     assert clnz.count_nonzero(a, pred="nonzero") == 3
+    assert clnz.count_nonzero(a, pred=("nonzero",)) == 3
+    assert clnz.count_nonzero(a, pred=clnz.Predicate("nonzero")) == 3
+    assert repr(clnz.Predicate("nonzero")) == "clnz.Predicate('nonzero')"
     with pytest.raises(ValueError):
         clnz.Predicate("gt", 2**64)
     for below in (-2**63 - 1, -2**64, -2**64 + 5):  # c_uint64 wrapped these into wrong values
@@ -659,6 +662,11 @@ def test_bad_option_values_are_value_errors_with_clnz_messages(rng):
         with pytest.raises(ValueError, match="^clnz: unknown"):
             call()
     for call in (lambda: clnz.argwhere(a, pred=("gt", 1, 2)),  # Predicate's arity, not Python's
+                 # an op that compares needs a value, nonzero takes none (as --pred): "gt"
+                 # was x > 0 and ("nonzero", 5) dropped the 5
+                 lambda: clnz.argwhere(a, pred="gt"), lambda: clnz.argwhere(a, pred=("le",)),
+                 lambda: clnz.count_nonzero(a, pred=("nonzero", 5)),
+                 lambda: clnz.Predicate("eq"), lambda: clnz.Predicate("nonzero", 0),
                  lambda: clnz.nonzero(a, as_tuple=1), lambda: clnz.nonzero(a, as_tuple=a[0] > 0),
                  lambda: clnz.count_nonzero(a, 0, keepdims="no"),
                  lambda: clnz.nonzero_static(a, None)):  # None was silently no static size

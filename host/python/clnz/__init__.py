@@ -31,7 +31,7 @@ numpy / torch -> clnz (arguments as numpy's unless said):
     [np.argwhere(x) for x in a]           clnz.nonzero_batched(a): (coordinates, CSR offsets)
     np.nonzero((a != 0).any(axis=-1))     clnz.nonzero_channels(a, "any")
 
-Every call also takes pred= (a Predicate, (op, value) or an op name: the
+Every call also takes pred= (a Predicate, (op, value) or "nonzero": the
 elements selected are those where `a OP value` holds, default nonzero) and
 context= (a Context; default: one on CLNZ_DEVICE, else the first GPU, else
 the first device, made on first use). The nonzero calls take index=

@@ -210,18 +210,26 @@ def options(layout="rows", index="int64", width=None, order="rc", size=None, fil
 
 # ---- scalars and predicates ---------------------------------------------------
 class Predicate:
-    """x OP value for op in nonzero, eq, ne, lt, le, gt, ge, compared the way
-    numpy compares an array with a Python scalar. A call's `pred` may also be
-    a tuple (op, value) or just "nonzero"."""
+    """x OP value for op in eq, ne, lt, le, gt, ge, compared the way numpy
+    compares an array with a Python scalar, or "nonzero" (no value). A call's
+    `pred` may also be a tuple (op, value), ("nonzero",) or "nonzero". An
+    op that compares needs its value, and "nonzero" takes none, as the
+    command line's --pred: "gt" alone was x > 0 and ("nonzero", 5) dropped
+    the 5, silently."""
 
-    def __init__(self, op, value=0):
+    def __init__(self, op, value=None):
         if not isinstance(op, str) or op not in _lib.OPS:
             raise ValueError(f"clnz: unknown predicate {op!r} (one of {', '.join(_lib.OPS)})")
+        if (op == "nonzero") != (value is None):
+            raise TypeError(f"clnz: predicate {op!r} takes no value" if op == "nonzero" else
+                            f"clnz: predicate {op!r} needs a value: ({op!r}, VALUE)")
         self.op, self.value = op, value
-        self._c = _lib.Predicate(_lib.OPS[op], scalar(value, "predicate value"))
+        self._c = _lib.Predicate(_lib.OPS[op], _lib.Scalar() if value is None
+                                 else scalar(value, "predicate value"))
 
     def __repr__(self):
-        return f"clnz.Predicate({self.op!r}, {self.value!r})"
+        return f"clnz.Predicate({self.op!r})" if self.value is None else \
+            f"clnz.Predicate({self.op!r}, {self.value!r})"
 
 
 def is_scalar(v):
@@ -257,10 +265,11 @@ def predicate(p):
         p = Predicate(p)
     elif isinstance(p, tuple):
         if not 1 <= len(p) <= 2:
-            raise TypeError(f"clnz: pred as a tuple is (op, value) or (op,), not {len(p)} items")
+            raise TypeError(f"clnz: pred as a tuple is (op, value) or (\"nonzero\",), "
+                            f"not {len(p)} items")
         p = Predicate(*p)
     elif not isinstance(p, Predicate):
-        raise TypeError(f"clnz: pred must be a Predicate, (op, value) or an op name, "
+        raise TypeError(f"clnz: pred must be a Predicate, (op, value) or \"nonzero\", "
                         f"not {type(p).__name__}")
     return p._c
 
