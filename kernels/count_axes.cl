@@ -9,12 +9,19 @@
 
 #define ITEMS_PER_WI ABI_COUNT_ITEMS_PER_WI
 
-/* The steps a work-item takes between two barriers (lockstep below): with
- * one step a barrier, PoCL kept each work-item's walker and counts in
+/* The steps a work-item takes between two barriers (COUNT_LOCKSTEP below):
+ * with one step a barrier, PoCL kept each work-item's walker and counts in
  * memory across every one of them, and short walks ran slower than
  * without (f32 (16, 32, 64, 64) along axis 0: 0.60 -> 1.0 ms); 4, 16 and
- * 32 measured within the noise of 8. */
-#define LOCKSTEP_STEPS 8
+ * 32 measured within the noise of 8. Without barriers, the whole walk (at
+ * most 2^31 steps) is one run. */
+#if COUNT_LOCKSTEP
+#define RUN_STEPS 8
+#define RUN_DONE() barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#define RUN_STEPS (1u << 31)
+#define RUN_DONE()
+#endif
 
 /* Items [16 g, 16 g + 16) (g the work-item's place in its block of
  * work-items) of the kept dimensions (krank, kmeta: the input's extents
@@ -40,8 +47,8 @@
  * extents that 16 divides took vector loads before: f32 (4096, 1000)
  * along axis 0 ran 2x numpy's time.
  *
- * lockstep (the host's choice for a CPU device): a barrier after every
- * LOCKSTEP_STEPS steps, so that a CPU, which runs a work-group's work-items
+ * COUNT_LOCKSTEP (a build option, 1 for a CPU device): a barrier after every
+ * RUN_STEPS steps, so that a CPU, which runs a work-group's work-items
  * one after another between barriers, takes those steps of every work-item
  * before the next ones: the work-group's 64-byte pieces of a few rows side
  * by side, then the next rows'. Without it each work-item walks its own
@@ -51,35 +58,43 @@
  * of before (no barrier, vector loads only where 16 divides the row):
  * (4096, 4096) 9.4-11 -> 5.3-7.3 ms (15-18 without the barrier), (4096,
  * 1024) 3.3-3.9 -> 1.3-1.8, (4096, 1000) 6.1-6.8 -> 1.3-2.0, (16, 32, 64,
- * 64) even (0.5-0.9). A GPU reads a step's pieces side by side anyway and
- * skips the barriers. PoCL builds the work-group's loops around the barrier
- * whatever lockstep is (its work-item loops go inside the loop of runs), so
- * on PoCL 0 orders the reads the same way. */
+ * 64) even (0.5-0.9). A GPU reads a step's pieces side by side anyway:
+ * its build has no barrier, and its blocks are not padded (work-groups of
+ * 64 whatever the number of items). */
 __kernel void count_items(__global const bits_t *in, long in_off, ulong items, int krank,
                           __global const long *kmeta, ulong item_n, int crank,
                           __global const long *cmeta, ekey_t lo, ekey_t hi, uint invert,
-                          uint vec16, uint lockstep, ulong wis, ulong steps, ulong blocks,
+                          uint vec16, ulong wis, ulong block_wis, ulong steps, ulong blocks,
                           __global long *counts, ulong counts_off, __global uint *partial)
 {
-    ulong lsize = get_local_size(0), block_wis = (wis + lsize - 1) / lsize * lsize;
     ulong gid = get_global_id(0), block = gid / block_wis, g = gid % block_wis;
+    /* the padding to whole work-groups (none with COUNT_LOCKSTEP: the host
+     * launches blocks x block_wis exactly, so no work-item leaves before a
+     * barrier the others reach) */
+    if (block >= blocks)
+        return;
     ulong first = g * ITEMS_PER_WI, from = block * steps;
-    ulong n = min(steps, item_n - from); /* the same for the whole work-group */
+    /* at most 2^31 (item_blocks, ops/count_batched.c): 32-bit lanes hold
+     * the counts; with COUNT_LOCKSTEP the same for the whole work-group */
+    ulong n = min(steps, item_n - from);
     uint nb = g < wis ? (uint)min((ulong)ITEMS_PER_WI, items - first) : 0;
     ulong row = (ulong)META_SHAPE(kmeta, krank - 1);
     int vec = vec16 && nb == ITEMS_PER_WI && first % row + ITEMS_PER_WI <= row;
     walker item;
     walker_init(&item, nb ? first : 0, krank, kmeta, 1);
     __global const bits_t *at = in + in_off + item.off;
+    long off[ITEMS_PER_WI]; /* !vec: item j's first element */
+    for (uint j = 0; j < nb && !vec; ++j) {
+        off[j] = in_off + item.off;
+        if (j + 1 < nb)
+            walker_next(&item, krank, kmeta, 1);
+    }
     const uint16 bit = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    /* lane j: item j's count, in 32 bits for at most 2^31 steps, then in
-     * 64; the elements of the whole run of steps (e) are walked again after
-     * each barrier, so that what lives across it is these and no walker */
-    uint16 c16 = (uint16)0;
-    ulong16 total = (ulong16)0;
-    ulong pending = 0;
-    for (ulong s = 0; s < n; s += LOCKSTEP_STEPS) {
-        uint run = (uint)min((ulong)LOCKSTEP_STEPS, n - s);
+    uint16 c16 = (uint16)0; /* lane j: item j's count */
+    /* runs of RUN_STEPS steps, the run's walker made anew after each
+     * barrier: what lives across one is the counts, not a walker */
+    for (ulong s = 0; s < n; s += RUN_STEPS) {
+        uint run = (uint)min((ulong)RUN_STEPS, n - s);
         walker e;
         walker_init(&e, from + s, crank, cmeta, 1);
         if (vec) {
@@ -89,45 +104,32 @@ __kernel void count_items(__global const bits_t *in, long in_off, ulong items, i
                 if (k + 1 < run)
                     walker_next(&e, crank, cmeta, 1);
             }
-        } else { /* an item at a time, each over the run (nb 0: padding) */
-            walker it = item;
-            for (uint j = 0; j < nb; ++j) {
-                walker f = e;
-                uint cj = 0;
-                for (uint k = 0; k < run; ++k) {
-                    cj += elem_selected(in[in_off + it.off + f.off], lo, hi, invert);
-                    if (k + 1 < run)
-                        walker_next(&f, crank, cmeta, 1);
-                }
-                c16 += select((uint16)0, (uint16)cj, bit == (uint16)j);
-                if (j + 1 < nb)
-                    walker_next(&it, krank, kmeta, 1);
+        } else { /* the items one by one at each step (nb 0: padding) */
+            uint cj[ITEMS_PER_WI] = {0};
+            for (uint k = 0; k < run; ++k) {
+                for (uint j = 0; j < nb; ++j)
+                    cj[j] += elem_selected(in[off[j] + e.off], lo, hi, invert);
+                if (k + 1 < run)
+                    walker_next(&e, crank, cmeta, 1);
             }
+            c16 += vload16(0, cj);
         }
-        pending += run;
-        if (pending > ((ulong)1 << 31) - LOCKSTEP_STEPS) {
-            total += convert_ulong16(c16);
-            c16 = (uint16)0;
-            pending = 0;
-        }
-        if (lockstep) /* the same for every work-item: a kernel argument */
-            barrier(CLK_LOCAL_MEM_FENCE);
+        RUN_DONE();
     }
-    total += convert_ulong16(c16);
     if (nb == ITEMS_PER_WI) {
         if (blocks == 1)
-            vstore16(as_long16(total), 0, counts + counts_off + first);
+            vstore16(as_long16(convert_ulong16(c16)), 0, counts + counts_off + first);
         else
-            vstore16(convert_uint16(total), 0, partial + block * items + first);
+            vstore16(c16, 0, partial + block * items + first);
         return;
     }
-    ulong lane[ITEMS_PER_WI];
-    vstore16(total, 0, lane);
+    uint lane[ITEMS_PER_WI];
+    vstore16(c16, 0, lane);
     for (uint j = 0; j < nb; ++j) {
         if (blocks == 1)
             counts[counts_off + first + j] = (long)lane[j];
         else
-            partial[block * items + first + j] = (uint)lane[j];
+            partial[block * items + first + j] = lane[j];
     }
 }
 

@@ -70,38 +70,41 @@ typedef struct {
 
 /* The layouts, with the way each takes (count_batched.c's items_plan):
  * per-item needs the innermost kept stride below the innermost counted
- * one (or items of one element); vec16 a kept innermost stride of 1 and an
- * extent that 16 divides. */
+ * one (or items of one element); vec16 a kept innermost stride of 1, and
+ * then a work-item loads its 16 items at once where they lie in one row
+ * (all of them where 16 divides the extent; "16 does not divide": the
+ * row's last items go one by one). */
 static const layout layouts[] = {
-    {2, 1, {64, 33}, {33, 1}, 0, 64 * 33},                 /* rows: counting pass */
-    {2, 1, {2048, 37}, {1, 2048}, 0, 2048 * 37},           /* axis 0: per item, vec16 */
-    {2, 1, {1030, 5}, {1, 1030}, 0, 1030 * 5},             /* per item, 16 does not divide */
-    {3, 2, {4, 6, 300}, {1800, 1, 6}, 0, 4 * 300 * 6},     /* kept dims that do not merge */
-    {3, 2, {4, 6, 300}, {3600, 300, 1}, 0, 4 * 3600},      /* the same: counting pass */
-    {2, 1, {16, 500}, {1, 16}, 0, 16 * 500},               /* 16 items: per item, blocks */
-    {2, 1, {3, 700}, {1, 3}, 0, 3 * 700},                  /* 3 items, scalar blocks */
+    {2, 1, {64, 33}, {33, 1}, 0, 64 * 33},                  /* rows: counting pass */
+    {2, 1, {2048, 37}, {1, 2048}, 0, 2048 * 37},            /* axis 0: per item, vec16 */
+    {2, 1, {1030, 5}, {1, 1030}, 0, 1030 * 5},              /* per item, 16 does not divide */
+    {2, 1, {500, 70}, {2, 1000}, 0, 1000 * 70},             /* x[:, ::2]: items one by one */
+    {3, 2, {4, 6, 300}, {1800, 1, 6}, 0, 4 * 300 * 6},      /* kept dims that do not merge */
+    {3, 2, {4, 6, 300}, {3600, 300, 1}, 0, 4 * 3600},       /* the same: counting pass */
+    {2, 1, {16, 500}, {1, 16}, 0, 16 * 500},                /* 16 items: per item, blocks */
+    {2, 1, {3, 700}, {1, 3}, 0, 3 * 700},                   /* 3 items, scalar blocks */
     {3, 1, {4096, 3, 2}, {1, 8192, 4096}, 0, 3 * 2 * 4096}, /* counted dims that merge */
     {3, 2, {2, 2048, 3}, {2048, 1, 4096}, 0, 3 * 2 * 2048}, /* kept merge: 4096 items */
     {3, 2, {3, 1030, 5}, {5150, 1, 1030}, 0, 3 * 5 * 1030}, /* per item, blocks over 2 rows */
-    {2, 2, {40, 40}, {40, 1}, 0, 1600},                    /* batch_rank = rank: per element */
+    {2, 2, {40, 40}, {40, 1}, 0, 1600},                     /* batch_rank = rank: per element */
     {2, 1, {1100, 7}, {-1, -1100}, 1100 * 7 - 1, 1100 * 7}, /* reversed: per item */
-    {2, 1, {30, 70}, {-70, 1}, 29 * 70, 30 * 70},          /* reversed rows: counting pass */
-    {3, 1, {1, 1, 1}, {1, 1, 1}, 0, 1},                    /* one element */
+    {2, 1, {30, 70}, {-70, 1}, 29 * 70, 30 * 70},           /* reversed rows: counting pass */
+    {3, 1, {1, 1, 1}, {1, 1, 1}, 0, 1},                     /* one element */
     /* items of more than 64 elements: row blocks (count_batched.c's
      * ITEM_BLOCK_STEPS), the last one short, summed by item_block_sums */
-    {2, 1, {1040, 200}, {1, 1040}, 0, 1040 * 200},           /* vec16, 4 blocks */
-    {2, 1, {1030, 129}, {1, 1030}, 0, 1030 * 129},           /* scalar, last block 1 */
+    {2, 1, {1040, 200}, {1, 1040}, 0, 1040 * 200},                 /* vec16, 4 blocks */
+    {2, 1, {1030, 129}, {1, 1030}, 0, 1030 * 129},                 /* scalar, last block 1 */
     {3, 1, {1024, 5, 30}, {1, 1024 * 31, 1024}, 0, 1024 * 31 * 5}, /* blocks inside rows */
-    {2, 1, {1100, 70}, {-1, -1100}, 1100 * 70 - 1, 1100 * 70}, /* reversed, 2 blocks */
+    {2, 1, {1100, 70}, {-1, -1100}, 1100 * 70 - 1, 1100 * 70},     /* reversed, 2 blocks */
     /* counting along inner and outer axes at once (count_batched.c's
      * split): (outer block, item) counts added up by item_counts */
-    {4, 1, {5, 3, 8, 10}, {80, 400, 10, 1}, 0, 3 * 5 * 80},  /* NCHW axis (0,2,3): split */
-    {4, 1, {5, 3, 4, 10}, {40, 200, 10, 1}, 0, 3 * 5 * 40},  /* inner run 40: no split */
-    {3, 1, {6, 4, 100}, {-100, 600, 1}, 500, 4 * 600},       /* reversed kept: split */
-    {4, 2, {3, 2, 4, 70}, {560, 70, 140, 1}, 0, 3 * 560},    /* kept dims that do not merge */
+    {4, 1, {5, 3, 8, 10}, {80, 400, 10, 1}, 0, 3 * 5 * 80}, /* NCHW axis (0,2,3): split */
+    {4, 1, {5, 3, 4, 10}, {40, 200, 10, 1}, 0, 3 * 5 * 40}, /* inner run 40: no split */
+    {3, 1, {6, 4, 100}, {-100, 600, 1}, 500, 4 * 600},      /* reversed kept: split */
+    {4, 2, {3, 2, 4, 70}, {560, 70, 140, 1}, 0, 3 * 560},   /* kept dims that do not merge */
     /* one item, or items at one address: the counting pass */
-    {2, 1, {1, 5000}, {5000, 1}, 0, 5000},                   /* a single item */
-    {2, 1, {1030, 70}, {0, 1}, 0, 70},                       /* broadcast items */
+    {2, 1, {1, 5000}, {5000, 1}, 0, 5000}, /* a single item */
+    {2, 1, {1030, 70}, {0, 1}, 0, 70},     /* broadcast items */
 };
 
 static void test_layouts(void **state)
@@ -168,12 +171,13 @@ static void test_launch_shapes_and_strategies(void **state)
     free(sdata);
 }
 
-/* count_items with and without its barrier after each step (lockstep,
- * kernels/count_axes.cl: on by default on a CPU device, off on others),
- * forced both ways (CLNZ_COUNT_LOCKSTEP), under every launch shape (its
- * work-group: each block's work-items padded to whole ones), on the
- * layouts it serves: whole rows of 16 items and rows that end inside a
- * work-item's 16, one block and several. */
+/* count_items built with and without its barriers between runs of steps
+ * (COUNT_LOCKSTEP, kernels/count_axes.cl: on by default on a CPU device,
+ * off on others), forced both ways (CLNZ_COUNT_LOCKSTEP), under every
+ * launch shape (its work-group; with the barriers each block's work-items
+ * padded to whole ones), on the layouts it serves: whole rows of 16 items
+ * and rows that end inside a work-item's 16, strided items one by one,
+ * one block and several. */
 static void test_lockstep(void **state)
 {
     (void)state;

@@ -35,9 +35,17 @@
  * (4 bytes per item and block: 1/16 of a dense u8 input) stay small. */
 #define ITEM_BLOCK_STEPS 64
 
-void count_axes_program(clnz_dtype d, int pred_nonzero, program_ref *r)
+/* count_items' barriers between runs of steps (kernels/count_axes.cl):
+ * on a CPU device, or as CLNZ_COUNT_LOCKSTEP forces. */
+static int count_lockstep(const clnz_context *ctx)
+{
+    return ctx->count_lockstep >= 0 ? ctx->count_lockstep : ctx->is_cpu;
+}
+
+void count_axes_program(const clnz_context *ctx, clnz_dtype d, int pred_nonzero, program_ref *r)
 {
     program_element(r, "count_axes", d, pred_nonzero);
+    program_append(r, " -DCOUNT_LOCKSTEP=%d", count_lockstep(ctx));
 }
 
 /* The input with the kept dimensions merged where one stride walks them,
@@ -208,10 +216,10 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
 {
     clnz_context *ctx = ch->ctx;
     program_ref prog;
-    count_axes_program(p->t.dtype, keys->nonzero, &prog);
+    count_axes_program(ctx, p->t.dtype, keys->nonzero, &prog);
     cl_kernel k, sums = NULL;
     cl_mem kmeta = NULL, cmeta = NULL, partial = NULL;
-    size_t local, sums_local = 1;
+    size_t local = 1, sums_local = 1;
     uint64_t blocks = p->blocks;
     clnz_status st = program_kernel(ctx, &prog, "count_items", &k);
     if (!st && blocks > 1)
@@ -223,12 +231,19 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
         st = program_kernel_wg_limit(ctx, k, &wg_limit);
     if (!st && ctx->forced_wg)
         local = ctx->forced_wg < wg_limit ? ctx->forced_wg : wg_limit;
-    uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI;
-    /* each block's wis padded to whole work-groups (count_items): a
-     * work-group no larger than wis pads them by less than half */
-    while (local > 1 && local > wis)
-        local /= 2;
-    uint64_t block_wis = (wis + local - 1) / local * local;
+    if (!local) /* a failed query's */
+        local = 1;
+    uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI, block_wis = wis;
+    size_t global = (size_t)((wis * blocks + local - 1) / local * local);
+    if (count_lockstep(ctx)) {
+        /* each block's wis padded to whole work-groups (count_items: a
+         * work-group's work-items take the same steps, to each barrier); a
+         * work-group no larger than wis pads them by less than half */
+        while (local > 1 && local > wis)
+            local /= 2;
+        block_wis = (wis + local - 1) / local * local;
+        global = (size_t)(block_wis * blocks);
+    }
     if (!st && sums)
         st = small_local(ctx, sums, &sums_local);
     if (!st)
@@ -240,19 +255,18 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
                        "clCreateBuffer(block counts)");
     cl_long a_base = base;
     cl_ulong items = p->batches, item_n = p->item_n, c_off = counts_off;
-    cl_ulong a_wis = wis, a_steps = p->steps, a_blocks = blocks;
+    cl_ulong a_wis = wis, a_block_wis = block_wis, a_steps = p->steps, a_blocks = blocks;
     cl_int krank = p->kept.krank, crank = p->items.krank;
-    cl_uint lockstep = (cl_uint)(ctx->count_lockstep >= 0 ? ctx->count_lockstep : ctx->is_cpu);
     cl_mem to_partial = partial ? partial : counts; /* unused with one block */
-    karg args[] = {KARG(in),       KARG(a_base),   KARG(items),        KARG(krank),
-                   KARG(kmeta),    KARG(item_n),   KARG(crank),        KARG(cmeta),
-                   KARG(keys->lo), KARG(keys->hi), KARG(keys->invert), KARG(p->vec16),
-                   KARG(lockstep), KARG(a_wis),    KARG(a_steps),      KARG(a_blocks),
-                   KARG(counts),   KARG(c_off),    KARG(to_partial)};
+    karg args[] = {KARG(in),       KARG(a_base),      KARG(items),        KARG(krank),
+                   KARG(kmeta),    KARG(item_n),      KARG(crank),        KARG(cmeta),
+                   KARG(keys->lo), KARG(keys->hi),    KARG(keys->invert), KARG(p->vec16),
+                   KARG(a_wis),    KARG(a_block_wis), KARG(a_steps),      KARG(a_blocks),
+                   KARG(counts),   KARG(c_off),       KARG(to_partial)};
     if (!st)
         st = set_args(ctx, k, "count_items", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
-        st = chain_launch(ch, k, "count_items", (size_t)(block_wis * blocks), local);
+        st = chain_launch(ch, k, "count_items", global, local);
     if (!st && blocks > 1) {
         karg sum_args[] = {KARG(partial), KARG(a_blocks), KARG(items), KARG(counts),
                            KARG(c_off)};
@@ -291,7 +305,7 @@ static clnz_status run_counting_pass(chain *ch, const items_plan *p, const clnz_
     cl_kernel k;
     size_t local;
     program_ref prog;
-    count_axes_program(p->t.dtype, keys->nonzero, &prog);
+    count_axes_program(ctx, p->t.dtype, keys->nonzero, &prog);
     clnz_status st = rw_buffer(ctx, (size_t)(pass_items + 1) * sizeof(cl_long), &offsets,
                                "clCreateBuffer(offsets)");
     if (!st)

@@ -44,8 +44,9 @@ void nz_result_fill(clnz_result *res, void *indices, const clnz_nonzero_options 
 void mask_program(clnz_dtype d, int pred_nonzero, program_ref *r);
 /* where.cl: a condition of dtype cond, values of value_bytes */
 void where_program(clnz_dtype cond, int pred_nonzero, size_t value_bytes, program_ref *r);
-/* count_axes.cl (count_items, item_block_sums, item_counts), for elements of dtype d */
-void count_axes_program(clnz_dtype d, int pred_nonzero, program_ref *r);
+/* count_axes.cl (count_items, item_block_sums, item_counts), for elements of dtype d,
+ * with the context's COUNT_LOCKSTEP */
+void count_axes_program(const clnz_context *ctx, clnz_dtype d, int pred_nonzero, program_ref *r);
 /* fill.cl (nz_fill): no axis */
 void fill_program(program_ref *r);
 /* image.cl: one program per way image_mask reads a channel type (every

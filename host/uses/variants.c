@@ -103,7 +103,7 @@ static clnz_status point_programs(walk *w)
     case CLNZ_USE_BATCHED: /* nonzero_batched, and count_batched's kernels */
         k.emit = ABI_EMIT_COORDS;
         k.batched = 1;
-        count_axes_program(d, nz, &r);
+        count_axes_program(w->ctx, d, nz, &r);
         st = add(w, &r);
         return st ? st : compacting(w, &k);
     case CLNZ_USE_SELECT: /* x's dtype is any of those declared */
