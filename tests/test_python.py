@@ -185,6 +185,7 @@ def test_predicate_values_of_every_python_kind():
     assert clnz.count_nonzero(a, pred=("gt", 0.5)) == 3
     assert clnz.count_nonzero(a, pred="nonzero") == 3
     assert clnz.count_nonzero(a, pred=("nonzero",)) == 3
+    assert clnz.count_nonzero(a, pred=("nonzero", 0)) == 3  # what the repr printed before
     assert clnz.count_nonzero(a, pred=clnz.Predicate("nonzero")) == 3
     assert repr(clnz.Predicate("nonzero")) == "clnz.Predicate('nonzero')"
     with pytest.raises(ValueError):
@@ -666,7 +667,7 @@ def test_bad_option_values_are_value_errors_with_clnz_messages(rng):
                  # was x > 0 and ("nonzero", 5) dropped the 5
                  lambda: clnz.argwhere(a, pred="gt"), lambda: clnz.argwhere(a, pred=("le",)),
                  lambda: clnz.count_nonzero(a, pred=("nonzero", 5)),
-                 lambda: clnz.Predicate("eq"), lambda: clnz.Predicate("nonzero", 0),
+                 lambda: clnz.Predicate("eq"), lambda: clnz.Predicate("nonzero", 0.5),
                  lambda: clnz.nonzero(a, as_tuple=1), lambda: clnz.nonzero(a, as_tuple=a[0] > 0),
                  lambda: clnz.count_nonzero(a, 0, keepdims="no"),
                  lambda: clnz.nonzero_static(a, None)):  # None was silently no static size

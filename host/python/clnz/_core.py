@@ -211,21 +211,22 @@ def options(layout="rows", index="int64", width=None, order="rc", size=None, fil
 # ---- scalars and predicates ---------------------------------------------------
 class Predicate:
     """x OP value for op in eq, ne, lt, le, gt, ge, compared the way numpy
-    compares an array with a Python scalar, or "nonzero" (no value). A call's
-    `pred` may also be a tuple (op, value), ("nonzero",) or "nonzero". An
-    op that compares needs its value, and "nonzero" takes none, as the
-    command line's --pred: "gt" alone was x > 0 and ("nonzero", 5) dropped
-    the 5, silently."""
+    compares an array with a Python scalar, or "nonzero" (x != 0: no value,
+    or 0). A call's `pred` may also be a tuple (op, value), ("nonzero",) or
+    "nonzero". An op that compares needs its value, as the command line's
+    --pred OP:VALUE, and "nonzero" takes no other: "gt" alone was x > 0 and
+    ("nonzero", 5) dropped the 5, silently."""
 
     def __init__(self, op, value=None):
         if not isinstance(op, str) or op not in _lib.OPS:
             raise ValueError(f"clnz: unknown predicate {op!r} (one of {', '.join(_lib.OPS)})")
-        if (op == "nonzero") != (value is None):
-            raise TypeError(f"clnz: predicate {op!r} takes no value" if op == "nonzero" else
-                            f"clnz: predicate {op!r} needs a value: ({op!r}, VALUE)")
+        if op != "nonzero" and value is None:
+            raise TypeError(f"clnz: predicate {op!r} needs a value: ({op!r}, VALUE)")
+        c = scalar(0 if value is None else value, "predicate value")
+        if op == "nonzero" and value is not None and value != 0:
+            raise TypeError(f"clnz: predicate 'nonzero' takes no value but 0, not {value!r}")
         self.op, self.value = op, value
-        self._c = _lib.Predicate(_lib.OPS[op], _lib.Scalar() if value is None
-                                 else scalar(value, "predicate value"))
+        self._c = _lib.Predicate(_lib.OPS[op], c)
 
     def __repr__(self):
         return f"clnz.Predicate({self.op!r})" if self.value is None else \
