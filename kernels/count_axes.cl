@@ -29,9 +29,11 @@
  * (crank, cmeta), item_n of them, from there.
  *
  * Row blocks: the global range is `blocks` copies of the items' wis
- * work-items, each copy padded to whole work-groups (so that a work-group
- * lies in one block and its work-items take the same number of steps),
- * copy k counting elements [k steps, (k + 1) steps) of its items. Short
+ * work-items (block_wis apart: with COUNT_LOCKSTEP each copy is padded to
+ * whole work-groups, so that a work-group lies in one block and its
+ * work-items take the same number of steps; else the copies follow each
+ * other, padded at the end), copy k counting elements [k steps, (k + 1)
+ * steps) of its items. Short
  * walks keep what a work-group reads within a few pages of each row (a
  * walk of every row strides through the whole input, one TLB miss per
  * step on a CPU) and give a device blocks-fold more work-items. With one
@@ -54,11 +56,12 @@
  * by side, then the next rows'. Without it each work-item walks its own
  * column of pieces, a row pitch apart, which the prefetchers follow badly,
  * and a power-of-two pitch worst. PoCL on an AMD EPYC VM, f32 along axis 0,
- * host arrays, mins of 61 calls, 3 or 4 processes each, against the kernel
- * of before (no barrier, vector loads only where 16 divides the row):
- * (4096, 4096) 9.4-11 -> 5.3-7.3 ms (15-18 without the barrier), (4096,
- * 1024) 3.3-3.9 -> 1.3-1.8, (4096, 1000) 6.1-6.8 -> 1.3-2.0, (16, 32, 64,
- * 64) even (0.5-0.9). A GPU reads a step's pieces side by side anyway:
+ * host arrays, mins of 41 calls, 3 processes each, against the kernel of
+ * before (no barrier, vector loads only where 16 divides the row, strided
+ * items each walked on its own): (4096, 4096) 6.2-6.8 -> 3.5-3.8 ms,
+ * (4096, 1000) 4.7-6.0 -> 0.72-0.82, (65536, 40) 1.16-1.28 -> 0.60-0.65,
+ * (4096, 512)[:, ::2] 0.60-0.63 -> 0.51-0.53, (16, 32, 64, 64) 0.47-0.51
+ * -> 0.42-0.44. A GPU reads a step's pieces side by side anyway:
  * its build has no barrier, and its blocks are not padded (work-groups of
  * 64 whatever the number of items). */
 __kernel void count_items(__global const bits_t *in, long in_off, ulong items, int krank,
