@@ -33,13 +33,12 @@
  * whole work-groups, so that a work-group lies in one block and its
  * work-items take the same number of steps; else the copies follow each
  * other, padded at the end), copy k counting elements [k steps, (k + 1)
- * steps) of its items. Short
- * walks keep what a work-group reads within a few pages of each row (a
- * walk of every row strides through the whole input, one TLB miss per
- * step on a CPU) and give a device blocks-fold more work-items. With one
- * block the counts go straight to counts; with more, block k's go to
- * partial[k items + item] (the host keeps steps at most 2^31) and
- * item_block_sums adds them up.
+ * steps) of its items. Short walks keep what a work-group reads within a
+ * few pages of each row (a walk of every row strides through the whole
+ * input, one TLB miss per step on a CPU) and give a device blocks-fold
+ * more work-items. With one block the counts go straight to counts; with
+ * more, block k's go to partial[k items + item] (the host keeps steps at
+ * most 2^31) and item_block_sums adds them up.
  *
  * vec16: the host found the kept dimensions' innermost stride 1, so a
  * work-item whose 16 items lie in one row of that dimension (all of them

@@ -107,22 +107,24 @@ static const layout layouts[] = {
     {2, 1, {1030, 70}, {0, 1}, 0, 70},     /* broadcast items */
 };
 
+/* Layout l of dtype dt, filled to `density`, against the reference. */
+static void expect_layout(clnz_context *ctx, const layout *l, clnz_dtype dt, double density)
+{
+    size_t elem = clnz_dtype_size(dt);
+    char *base = malloc((size_t)l->base_n * elem);
+    tu_fill(dt, base, (size_t)l->base_n, density);
+    clnz_tensor t = {dt, l->rank, (int64_t *)l->shape, (int64_t *)l->strides};
+    expect_counts(ctx, &t, base + l->start * (int64_t)elem, NULL, l->batch_rank);
+    free(base);
+}
+
 static void test_layouts(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    for (int di = 0; di < tu_n_dtypes; ++di) {
-        clnz_dtype dt = tu_dtypes[di];
-        size_t elem = clnz_dtype_size(dt);
-        for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
-            const layout *l = &layouts[i];
-            char *base = malloc((size_t)l->base_n * elem);
-            tu_fill(dt, base, (size_t)l->base_n, i % 2 ? 0.3 : 0.7);
-            clnz_tensor t = {dt, l->rank, (int64_t *)l->shape, (int64_t *)l->strides};
-            expect_counts(ctx, &t, base + l->start * (int64_t)elem, NULL, l->batch_rank);
-            free(base);
-        }
-    }
+    for (int di = 0; di < tu_n_dtypes; ++di)
+        for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i)
+            expect_layout(ctx, &layouts[i], tu_dtypes[di], i % 2 ? 0.3 : 0.7);
 }
 
 /* The counting pass's offsets come from the count pass's per-work-item
@@ -190,14 +192,8 @@ static void test_lockstep(void **state)
         unsetenv("CLNZ_COUNT_LOCKSTEP");
         for (int l = 0; l < tu_n_launches; ++l) {
             TU_CHECK(ctx, clnz_context_set_launch(ctx, tu_launches[l].wg, tu_launches[l].items));
-            for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
-                const layout *ly = &layouts[i];
-                float *base = malloc((size_t)ly->base_n * sizeof *base);
-                tu_fill(CLNZ_F32, base, (size_t)ly->base_n, 0.5);
-                clnz_tensor t = {CLNZ_F32, ly->rank, (int64_t *)ly->shape, (int64_t *)ly->strides};
-                expect_counts(ctx, &t, base + ly->start, NULL, ly->batch_rank);
-                free(base);
-            }
+            for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i)
+                expect_layout(ctx, &layouts[i], CLNZ_F32, 0.5);
         }
         clnz_context_release(ctx);
     }

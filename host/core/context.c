@@ -185,7 +185,7 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
  * *forced is 1 or 0 when it is set to that, -1 when it is unset or empty
  * (the library's choice). Used for CLNZ_STREAM_STORES (the writing pass's
  * non-temporal stores, strategy/tiles.c) and CLNZ_COUNT_LOCKSTEP
- * (count_items' barrier after each step, ops/count_batched.c). */
+ * (count_items' barriers between runs of steps, ops/count_batched.c). */
 static clnz_status env_forced(const char *name, const char *takes, int *forced, char *msg,
                               size_t msg_size)
 {

@@ -105,8 +105,9 @@ struct clnz_context {
      * output's size decides (strategy/tiles.c), 0 never, 1 wherever the
      * kernel would (CLNZ_STREAM_STORES=0/1: tests force both). */
     int stream_stores;
-    /* count_items' barrier after each step (kernels/count_axes.cl): -1 on
-     * for a CPU device, else 0 or 1 (CLNZ_COUNT_LOCKSTEP: tests force both). */
+    /* count_items built with barriers between runs of steps (COUNT_LOCKSTEP,
+     * kernels/count_axes.cl): -1 on a CPU device only, else 0 or 1
+     * (CLNZ_COUNT_LOCKSTEP: tests force both). */
     int count_lockstep;
     /* Programs: whether this context may compile (the device has a
      * compiler and CLNZ_NO_COMPILE is not 1; else why not), and the bundle

@@ -247,8 +247,7 @@ int array_read(const char *path, npy_array *a, char *err, size_t err_size)
     } else if (is_npy) {
         rc = npy_read_from(&in, a, err, err_size);
     } else { /* any other file was "not a .npy file", as if that were all clnz reads */
-        static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-        int cut = got < 8 && memcmp(head, png_sig, got) == 0; /* a PNG's start, or a 'P' */
+        int cut = got < 8 && png_sig_cmp(head, 0, got) == 0; /* a PNG's start, or a 'P' */
         char q[IO_QUOTE_MAX];
         snprintf(err, err_size, "%s is not a .npy, PNG or PNM (PGM, PPM) file (%s)",
                  io_quote(in.path, q, sizeof q),
