@@ -134,6 +134,18 @@ def test_pgm_and_ppm(tmp_path, rng, colour, maxval):
     assert np.array_equal(nonzero_of(path, tmp_path), np.argwhere(a)), SEED
 
 
+def test_pnm_comments_right_after_numbers(tmp_path, rng):
+    """Netpbm reads a comment anywhere in the header, right after a number
+    too ("7#c"), as the line break that ends it; \r ends a comment as \n."""
+    a = random_image(rng, (5, 7), np.uint8)
+    path = tmp_path / "c.pgm"
+    path.write_bytes(b"P5#kind\r7#w\n 5 #h\n255#maxval\n" + a.tobytes())
+    assert np.array_equal(nonzero_of(path, tmp_path), np.argwhere(a)), SEED
+    a[(a == 10) | (a == 13)] = 0  # no line break in the pixels either: all of them are comment
+    path.write_bytes(b"P5\n7 5\n255#no line break" + a.tobytes())
+    expect_error(1, "count", path, contains="malformed")
+
+
 @pytest.mark.parametrize("rule", ["any", "all"])
 def test_channel_rule_and_predicate(tmp_path, rng, rule):
     a = random_image(rng, (64, 96, 3), np.uint8, density=0.7)

@@ -51,7 +51,7 @@ static int pnm_number(mem_reader *m, long *out)
             ch = mem_getc(m);
         if (ch != '#')
             break;
-        while (ch != '\n' && ch != EOF)
+        while (ch != '\n' && ch != '\r' && ch != EOF)
             ch = mem_getc(m);
     }
     if (ch < '0' || ch > '9')
@@ -62,6 +62,11 @@ static int pnm_number(mem_reader *m, long *out)
             return 0;
         v = v * 10 + (ch - '0');
     }
+    /* A comment may follow a number at once ("7#c"): as Netpbm's pm_getc,
+     * it reads as the line break that ends it. */
+    if (ch == '#')
+        while (ch != '\n' && ch != '\r' && ch != EOF)
+            ch = mem_getc(m);
     /* exactly one whitespace byte ends the number (and, after maxval, the header) */
     if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
         return 0;
