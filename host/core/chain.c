@@ -7,6 +7,7 @@
 #include "core/chain.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/program.h"
 
 #include <stdio.h>
 
@@ -192,12 +193,16 @@ clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list)
 }
 
 /* One work-item per output slot or item: 64 to a group, or what the
- * kernel allows. */
+ * kernel allows. A forced launch shape's work-group (clnz_context_set_launch)
+ * holds here too, clamped to the kernel's limit, so that the tests that force
+ * each shape run these kernels under each of them as well. */
 clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local)
 {
     size_t kmax = 0;
-    cl_int e = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
-                                        &kmax, NULL);
-    *local = kmax < 64 ? kmax : 64;
-    return CL_CHECK(ctx, e, "clGetKernelWorkGroupInfo");
+    clnz_status st = program_kernel_wg_limit(ctx, k, &kmax);
+    size_t want = ctx->forced_wg ? ctx->forced_wg : 64;
+    *local = kmax < want ? kmax : want;
+    if (!*local) /* a failed query's: a division by it follows */
+        *local = 1;
+    return st;
 }

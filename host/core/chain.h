@@ -38,8 +38,8 @@ typedef struct {
 #define KLOCAL(bytes) {(bytes), NULL}
 clnz_status set_args(clnz_context *ctx, cl_kernel k, const char *name, const karg *args,
                      int n);
-/* A work-group size for kernels of one work-item per output: 64, or what
- * the kernel allows. */
+/* A work-group size for kernels of one work-item per output: 64 (or the
+ * forced launch shape's), or what the kernel allows. */
 clnz_status small_local(clnz_context *ctx, cl_kernel k, size_t *local);
 
 #endif

@@ -226,13 +226,6 @@ static clnz_status run_per_item(chain *ch, const items_plan *p, const pred_keys 
         st = program_kernel(ctx, &prog, "item_block_sums", &sums);
     if (!st)
         st = small_local(ctx, k, &local);
-    size_t wg_limit = 0;
-    if (!st && ctx->forced_wg) /* a forced launch shape's work-group, where the kernel allows it */
-        st = program_kernel_wg_limit(ctx, k, &wg_limit);
-    if (!st && ctx->forced_wg)
-        local = ctx->forced_wg < wg_limit ? ctx->forced_wg : wg_limit;
-    if (!local) /* a failed query's */
-        local = 1;
     uint64_t wis = (p->batches + ITEMS_PER_WI - 1) / ITEMS_PER_WI, block_wis = wis;
     size_t global = (size_t)((wis * blocks + local - 1) / local * local);
     if (count_lockstep(ctx)) {
