@@ -1,5 +1,5 @@
 /* args_uses.c: the options `clnz warmup` and `clnz bundle build` share: a
- * device and a declared set of uses (--dtypes, --ops, --predicates,
+ * device (`clnz tune`'s too) and a declared set of uses (--dtypes, --ops, --predicates,
  * --strategies, each a comma-separated list), parsed by the library's own
  * clnz_uses_parse so that the names are the library's. */
 #include "cli/cli.h"
@@ -20,27 +20,34 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
+int cli_device_option(int argc, char **argv, int *i, const char **device)
+{
+    if (strcmp(argv[*i], "--device") == 0 && *i + 1 >= argc)
+        return fail(EXIT_USAGE, "--device needs a value"), -1;
+    const char *v = option_value(argc, argv, i, "--device");
+    if (!v)
+        return 0;
+    if (!*v)
+        return fail(EXIT_USAGE, "--device needs a value"), -1;
+    if (*device)
+        return fail(EXIT_USAGE, "--device given twice: give each option once"), -1;
+    *device = v;
+    return 1;
+}
+
 int cli_uses_option(int argc, char **argv, int *i, const char **device, clnz_uses *uses)
 {
     static const char *const axes[] = {"dtypes", "ops", "predicates", "strategies"};
-    static const char *const names[] = {"--device", "--dtypes", "--ops", "--predicates",
-                                        "--strategies"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k)
-        if (strcmp(argv[*i], names[k]) == 0 && *i + 1 >= argc)
-            return fail(EXIT_USAGE, "%s needs a value", names[k]), -1;
-    const char *v = option_value(argc, argv, i, "--device");
-    if (v && !*v)
-        return fail(EXIT_USAGE, "--device needs a value"), -1;
-    if (v && *device)
-        return fail(EXIT_USAGE, "--device given twice: give each option once"), -1;
-    if (v) {
-        *device = v;
-        return 1;
-    }
+    int got = cli_device_option(argc, argv, i, device);
+    if (got)
+        return got;
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; ++a) {
         char name[24];
         snprintf(name, sizeof name, "--%s", axes[a]);
-        if (!(v = option_value(argc, argv, i, name)))
+        if (strcmp(argv[*i], name) == 0 && *i + 1 >= argc)
+            return fail(EXIT_USAGE, "%s needs a value", name), -1;
+        const char *v = option_value(argc, argv, i, name);
+        if (!v)
             continue;
         const uint32_t *field[] = {&uses->dtypes, &uses->ops, &uses->predicates,
                                    &uses->strategies};

@@ -57,6 +57,10 @@ typedef struct {
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a);
 
+/* --device SEL (or --device=SEL) at argv[*i]: 1, *device set and *i moved
+ * past its value; 0: not --device; -1: no value or a second one (the usage
+ * error printed). warmup, bundle build and tune (args_uses.c). */
+int cli_device_option(int argc, char **argv, int *i, const char **device);
 /* warmup and bundle build: --device SEL and the declared uses (--dtypes,
  * --ops, --predicates, --strategies LIST) at argv[*i] (args_uses.c). 1: it
  * was one (*i moved past its value), 0: not one of them, -1: a bad list

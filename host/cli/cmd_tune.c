@@ -33,7 +33,7 @@ static void progress(void *user, int done, int total, const clnz_tune_row *r)
 
 int cmd_tune(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, got;
     const char *device = NULL;
     for (int i = 2; i < argc; ++i) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -41,22 +41,14 @@ int cmd_tune(int argc, char **argv)
             return EXIT_OK;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
-        } else if (device && (strcmp(argv[i], "--device") == 0 ||
-                              strncmp(argv[i], "--device=", 9) == 0)) {
-            return fail(EXIT_USAGE, "--device given twice: give each option once");
-        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-            device = argv[++i];
-        } else if (strncmp(argv[i], "--device=", 9) == 0) {
-            device = argv[i] + 9;
-        } else if (strcmp(argv[i], "--device") == 0) {
-            return fail(EXIT_USAGE, "--device needs a value");
+        } else if ((got = cli_device_option(argc, argv, &i, &device)) != 0) {
+            if (got < 0)
+                return EXIT_USAGE;
         } else {
             return fail(EXIT_USAGE, "unknown argument '%s' for tune (see clnz tune --help)",
                         argv[i]);
         }
     }
-    if (device && !*device)
-        return fail(EXIT_USAGE, "--device needs a value");
     clnz_context *ctx;
     int rc = open_context(device, &ctx);
     if (rc)
