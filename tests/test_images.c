@@ -89,6 +89,20 @@ static void test_region_of_interest_in_pitched_rows(void **state)
     assert_int_equal(clnz_image_view(ctx, &d, &t, shape, strides, &off),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "unknown dtype 12"));
+    /* pitches whose rows would reach past 2^63 bytes: near 2^64 they made a
+     * negative row stride (at y = 0 too) and an offset that wrapped to 0 */
+    clnz_image_desc far[] = {{CLNZ_U8, 1, SIZE_MAX, 0, 0, 1, 2},
+                             {CLNZ_U8, 1, SIZE_MAX - 7, 8, 1, 1, 2},
+                             {CLNZ_U8, 1, (size_t)INT64_MAX / 3 + 1, 0, 1, 1, 2},
+                             {CLNZ_U8, 1, (size_t)1 << 63, 0, 0, 1, 0}};
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; ++i) {
+        assert_int_equal(clnz_image_view(ctx, &far[i], &t, shape, strides, &off),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(clnz_context_message(ctx), "spans more than 2^63 bytes"));
+    }
+    far[2].row_pitch -= 1; /* 3 rows of it fit */
+    TU_CHECK(ctx, clnz_image_view(ctx, &far[2], &t, shape, strides, &off));
+    assert_true(strides[0] > 0 && off == far[2].row_pitch);
     free(sel);
     free(img);
 }

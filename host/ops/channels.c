@@ -37,8 +37,14 @@ clnz_status clnz_image_view(clnz_context *ctx, const clnz_image_desc *img, clnz_
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "row pitch %zu is shorter than the region's right edge (%zu bytes)",
                         pitch, row);
-    if (img->y && pitch > SIZE_MAX / img->y)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "the region is absurd");
+    /* every byte up to the region's last row must have an int64 address:
+     * the row stride is one (a pitch near 2^64 made it negative, and the
+     * view read before the image) */
+    uint64_t rows = (uint64_t)img->y + img->height;
+    if (pitch > (uint64_t)INT64_MAX || (rows && pitch > (uint64_t)INT64_MAX / rows))
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "row pitch %zu over y + height = %llu rows spans more than 2^63 bytes",
+                        pitch, (unsigned long long)rows);
     shape[0] = (int64_t)img->height, shape[1] = (int64_t)img->width;
     shape[2] = img->channels;
     strides[0] = (int64_t)(pitch / es), strides[1] = img->channels, strides[2] = 1;
