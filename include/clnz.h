@@ -6,7 +6,9 @@
  *     host does not wait for the device (it does compile a program at its
  *     first use: clnz_warmup does that up front; and a call that fails after
  *     enqueueing waits for what it enqueued); the OpenCL event triple
- *     (num_events, wait_list, out_event) chains them into a pipeline.
+ *     (num_events, wait_list, out_event) chains them into a pipeline:
+ *     up to 63 events, none NULL; an event that has already failed is the
+ *     call's error CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
  *     *out_event, when asked for, is a new reference the caller releases
  *     (clReleaseEvent); a call that fails leaves it unwritten;
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
@@ -211,8 +213,9 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
  * on the same context (its scratch buffers are reused), and that call's
  * for its wait_list: so once a call was given an event that is not
  * complete yet (a user event), every later call on that context waits for
- * it too, and a blocking call blocks until it completes. Keep work that
- * must not wait on such an event on another context. On an out-of-order
+ * it too, and a blocking call blocks until it completes (or fails: the
+ * calls after one whose commands failed no longer wait on them). Keep work
+ * that must not wait on such an event on another context. On an out-of-order
  * queue, a command of the caller's own (not given to clnz) never holds a
  * clnz call up. On an in-order queue OpenCL's ordering applies as to any
  * command: clnz's commands start after every command enqueued before them,

@@ -257,11 +257,83 @@ static void test_blocking_calls_wait_on_their_own_commands(void **state)
     free(m);
 }
 
+/* A call whose wait list held an event that then failed: its commands
+ * fail, and the context must go on. Later calls chained on that failed
+ * call (PoCL 3.1 never runs a command whose wait list holds a failed
+ * event: every later call on the context hung) and a call given the failed
+ * event (an error now, not a hang). */
+static void test_calls_after_a_failed_event(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueue(cl, clnz_context_device(base), 0, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    clnz_context *ctx;
+    char msg[300];
+    assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
+    float *x = malloc(N * sizeof *x);
+    inputs in = {ctx, x, NULL, NULL, 0, 0};
+    for (int i = 0; i < N; ++i) {
+        x[i] = tu_rand() % 3 ? 0.0f : (float)(1 + tu_rand() % 100);
+        in.z_x += x[i] != 0.0f;
+    }
+    in.xbuf = tu_buffer(N * sizeof *x, x);
+    cl_mem out = tu_buffer(N * sizeof(int64_t), NULL), count = tu_buffer(8, NULL);
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+
+    /* 64 elements: one command waits on the user event. PoCL 3.1 aborts
+     * ("PTHREAD ERROR in pocl_update_event_failed") when a failure reaches a
+     * chain of several commands behind the one that waits */
+    int64_t small_shape[1] = {64};
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
+    assert_int_equal(e, CL_SUCCESS);
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &small, in.xbuf, 0, NULL, NULL, out, 0, 64, count, 0, 1,
+                                       &user, &ev));
+    clSetUserEventStatus(user, -1);
+    clWaitForEvents(1, &ev);
+    cl_int status = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    assert_true(status < 0); /* OpenCL failed the call's commands */
+
+    static const call_fn after[] = {call_count, call_nonzero, call_alloc};
+    for (size_t i = 0; i < sizeof after / sizeof after[0]; ++i) {
+        int result = 1;
+        job *late = NULL;
+        pthread_t thread;
+        if (!returns_in_time(after[i], &in, &result, &late, &thread))
+            fail_msg("call %zu after the failed one still blocked after %d s", i, DEADLINE_S);
+        assert_int_equal(result, 0);
+    }
+    assert_int_equal(
+        clnz_nonzero_enqueue(ctx, &t, in.xbuf, 0, NULL, NULL, out, 0, N, count, 0, 1, &user, NULL),
+        CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    assert_non_null(strstr(clnz_context_message(ctx), "wait_list[0] failed"));
+    int result = 1; /* and the context still works after that refusal */
+    job *late = NULL;
+    pthread_t thread;
+    if (!returns_in_time(call_count, &in, &result, &late, &thread))
+        fail_msg("clnz_count blocked after a refused wait list");
+    assert_int_equal(result, 0);
+    clReleaseEvent(ev);
+    clReleaseEvent(user);
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    clReleaseMemObject(in.xbuf);
+    clnz_context_release(ctx);
+    clReleaseCommandQueue(q);
+    free(x);
+}
+
 int main(void)
 {
     tu_seed("test_queue");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
+        cmocka_unit_test(test_calls_after_a_failed_event),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -11,11 +11,17 @@
 
 #include <stdio.h>
 
-static int event_done(cl_event ev)
+static cl_int event_status(cl_event ev)
 {
     cl_int s = CL_COMPLETE;
     clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-    return s <= CL_COMPLETE; /* complete, or failed: waiting returns at once */
+    return s;
+}
+
+/* complete, or failed: waiting returns at once */
+static int event_done(cl_event ev)
+{
+    return event_status(ev) <= CL_COMPLETE;
 }
 
 /* CLNZ_DEBUG waits for each launch, but only where that cannot hang: a
@@ -34,6 +40,15 @@ static int debug_may_wait(const clnz_context *ctx, cl_uint n_wait, const cl_even
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
 {
+    /* A previous call whose commands failed (a caller's event in its wait
+     * list failed, say) has ended: nothing of it runs any more, so this call
+     * need not wait on it, and must not. A command whose wait list holds a
+     * failed event fails too (the spec), or never runs (PoCL 3.1): either
+     * way every later call on the context would fail or hang. */
+    if (ctx->last_event && event_status(ctx->last_event) < 0) {
+        clReleaseEvent(ctx->last_event);
+        ctx->last_event = NULL;
+    }
     ch->ctx = ctx;
     ch->n_wait = n_wait;
     ch->wait = wait;
@@ -186,9 +201,18 @@ clnz_status events_check(clnz_context *ctx, cl_uint n, const cl_event *list)
     if (n >= MAX_WAIT)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "more than %d events to wait on",
                         MAX_WAIT - 1);
-    for (cl_uint i = 0; i < n; ++i) /* some drivers take a NULL; others crash on it */
+    for (cl_uint i = 0; i < n; ++i) { /* some drivers take a NULL; others crash on it */
         if (!list[i])
             return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "wait_list[%u] is NULL", i);
+        /* what the call would wait on has failed: so would the call (or, on
+         * PoCL 3.1, it would never run, and a blocking call would hang) */
+        cl_int s = event_status(list[i]);
+        if (s < 0) {
+            char what[64];
+            snprintf(what, sizeof what, "wait_list[%u] failed (status %d)", i, (int)s);
+            return CL_CHECK(ctx, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, what);
+        }
+    }
     return CLNZ_SUCCESS;
 }
 
