@@ -470,7 +470,9 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
  * buffer: *out_buf is NULL (OpenCL has no empty buffers); *count still
  * says z. *count gets z; count_buf (NULL: none) also gets it, as a uint64
  * at count_offset bytes, for later commands on the device. On failure
- * *out_buf is NULL and nothing is left allocated. */
+ * *out_buf is NULL and nothing is left allocated; count_buf is untouched
+ * but where z itself was the trouble (more entries than one allocation
+ * holds: CLNZ_ERROR_TOO_LARGE after the count), and then holds z. */
 clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                size_t in_offset, const clnz_predicate *pred,
                                const clnz_nonzero_options *opts, cl_mem *out_buf,

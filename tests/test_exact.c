@@ -326,6 +326,22 @@ static void test_alloc_errors(void **state)
                                         NULL),
                      CLNZ_ERROR_TOO_LARGE);
     assert_null(got);
+    /* ... refused before anything runs: a count buffer stays as it was */
+    const uint64_t mark = 0xabcdef0123456789u;
+    cl_mem cnt = tu_buffer(sizeof mark, &mark);
+    int64_t pix_shape[2] = {32, 2};
+    clnz_tensor pixels = {CLNZ_F32, 2, pix_shape, NULL};
+    assert_int_equal(clnz_nonzero_alloc(ctx, &t, in, 0, NULL, &o, &got, &z, cnt, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_TOO_LARGE);
+    assert_int_equal(clnz_nonzero_channels_alloc(ctx, &pixels, in, 0, NULL, CLNZ_CHANNELS_ANY, &o,
+                                                 &got, &z, cnt, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_TOO_LARGE);
+    uint64_t after = 0;
+    assert_int_equal(clEnqueueReadBuffer(clnz_context_queue(ctx), cnt, CL_TRUE, 0, sizeof after,
+                                         &after, 0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_true(after == mark);
+    clReleaseMemObject(cnt);
     /* a batched call's offsets must have room for B + 1 */
     assert_int_equal(clnz_nonzero_batched_alloc(ctx, &t, in, 0, NULL, NULL, &got, &z, small, 0, 0,
                                                 NULL, NULL),

@@ -37,6 +37,14 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
                           cl_uint n_wait, const cl_event *wait, cl_mem *out_buf,
                           uint64_t *count, cl_event *out_event)
 {
+    /* a static size too large is known before anything runs: count_buf
+     * stays untouched (a result too large for its count is only known
+     * once counted, and count_buf then holds that count) */
+    if (e->fixed != UINT64_MAX) {
+        clnz_status st = result_fits(ctx, e->fixed, e->entry_bytes);
+        if (st)
+            return st;
+    }
     const strategy *s;
     chain ch;
     chain_begin(&ch, ctx, n_wait, wait);
