@@ -191,6 +191,17 @@ static void test_errors(void **state)
                      CLNZ_ERROR_INVALID_WIDTH);
     assert_int_equal(clnz_nonzero_batched(ctx, &t, data, NULL, NULL, NULL, &offs),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    /* int32 coordinates of items whose one dimension (the input's second)
+     * has 2^31 + 5 indices: the message says whose dimension 0 that is */
+    int64_t wide[2] = {2, ((int64_t)1 << 31) + 5}, zero[2] = {0, 0};
+    clnz_tensor tw = {CLNZ_U8, 2, wide, zero};
+    clnz_nonzero_options_init(&o);
+    o.index_type = CLNZ_INDEX_INT32;
+    assert_int_equal(clnz_nonzero_batched(ctx, &tw, data, NULL, &o, &res, &offs),
+                     CLNZ_ERROR_INDEX_OVERFLOW);
+    assert_non_null(strstr(clnz_context_message(ctx),
+                           "an item (the input without dimension 0): dimension 0 of extent "
+                           "2147483653"));
 }
 
 int main(void)

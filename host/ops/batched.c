@@ -6,6 +6,7 @@
 #include "ops/ops.h"
 #include "slices/slices.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,13 @@ static clnz_status batch_check(clnz_context *ctx, const tensor_info *t,
     *item_opts = *o;
     item_opts->width = item.rank;
     /* *width is then item.rank: dimensions 1 .. rank-1 of the input */
-    return nz_check_options(ctx, &item, item_opts, width);
+    clnz_status st = nz_check_options(ctx, &item, item_opts, width);
+    if (st) { /* its message counts an item's dimensions: say so */
+        char why[400];
+        snprintf(why, sizeof why, "%s", clnz_context_message(ctx));
+        return ctx_fail(ctx, st, "an item (the input without dimension 0): %s", why);
+    }
+    return CLNZ_SUCCESS;
 }
 
 /* A device-resident batched nonzero's job: input and options checked, the
