@@ -997,6 +997,18 @@ def test_device_where_promotes_as_numpy(rng, queue, dtype):
         assert is_dev(got, queue) and same(got.get(), want), (dtype, y)
 
 
+def test_device_where_widens_float16_bit_for_bit(queue):
+    """Every float16 pattern widened on the device as numpy's astype does:
+    signalling NaNs stay signalling, payloads and signs kept."""
+    h = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    cond = np.ones(h.shape, bool)
+    for wide, bits in ((np.float32, np.uint32), (np.float64, np.uint64)):
+        y = np.zeros(1, wide)
+        got = clnz.where(dev(queue, cond), dev(queue, h), dev(queue, y)).get()
+        want = np.where(cond, h, y)
+        assert got.dtype == want.dtype and np.array_equal(got.view(bits), want.view(bits)), wide
+
+
 def test_device_results_read_only_their_count(rng, queue, cl, monkeypatch, capfd):
     """No host round trip: the calls whose result size is not the count read
     nothing back, the others one 8-byte count (inside the library's *_alloc

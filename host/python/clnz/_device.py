@@ -257,6 +257,13 @@ def _half_kernel(ctx, src, dst):
     if src == np.float16:
         args = f"__global const ushort *s, __global {ctype(dst)} *d"
         body = f"d[i] = ({ctype(dst)})({wide})vload_half(i, (__global const half *)s)"
+        if dst in (np.float32, np.float64):
+            # a NaN as numpy's astype widens it, sign and payload kept bit for
+            # bit (vload_half quiets a signalling one on x86, say)
+            bits, exp, shift = ("uint", "0x7f800000u", 13) if dst == np.float32 else \
+                ("ulong", "0x7ff0000000000000ul", 42)
+            body += (f"; if ((s[i] & 0x7fff) > 0x7c00) d[i] = as_{ctype(dst)}(({bits})(s[i] >> 15)"
+                     f" << {8 * dst.itemsize - 1} | {exp} | ({bits})(s[i] & 0x3ff) << {shift})")
     else:
         args = f"__global const {ctype(src)} *s, __global ushort *d"
         body = f"vstore_half_rte(({wide})s[i], i, ({_HALF})d)"
