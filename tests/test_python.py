@@ -592,6 +592,63 @@ def test_threads_share_the_default_context(rng):
     assert errors == []
 
 
+def test_close_waits_for_the_calls_other_threads_are_in():
+    """Regression (hostile-user pass): close() released the context under a
+    call another thread was in (ctypes lets go of the GIL), a segfault in
+    clnz_nonzero. Now that call ends first and the thread's next one raises
+    ValueError. In a subprocess, so that a crash fails the test."""
+    code = r"""
+import threading, time, numpy as np, clnz
+a = np.ones((300, 300), np.float32)
+for _ in range(5):
+    ctx = clnz.Context()
+    said, started = [], threading.Event()
+
+    def work():
+        try:
+            while True:
+                clnz.argwhere(a, context=ctx)
+                started.set()
+        except ValueError as e:
+            said.append(str(e))
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    time.sleep(0.02)
+    ctx.close()
+    t.join()
+    assert said == ["clnz: this context is closed"], said
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+
+
+def test_exit_leaves_the_default_context_to_daemon_threads_in_calls():
+    """Regression (hostile-user pass): at interpreter exit the default
+    context's finalizer released it under the calls daemon threads were in:
+    a segfault in 11 of 12 runs. Now it leaves it to the process's exit.
+    Three runs, each a subprocess."""
+    code = r"""
+import threading, time, numpy as np, clnz
+a = np.ones((300, 300), np.float32)
+clnz.argwhere(a)
+
+def forever():
+    while True:
+        clnz.argwhere(a)
+
+for _ in range(2):
+    threading.Thread(target=forever, daemon=True).start()
+time.sleep(0.1)
+"""
+    runs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    for p in runs:
+        err = p.communicate(timeout=60)[1]
+        assert p.returncode == 0, (p.returncode, err[-2000:])
+
+
 def test_non_temporal_stores_follow_the_output_size_and_its_pages():
     """The writing pass stores non-temporally (kernels/nt_store.cl) on a CPU
     device where its input and the entries it can write come to 128 MiB

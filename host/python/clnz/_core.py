@@ -2,6 +2,7 @@
 module share: the loaded library, its dtype table, errors, devices and
 contexts, predicates, the checks of every integer argument, nonzero's
 options, and tensor views (shape and strides in elements)."""
+import contextlib
 import ctypes
 import operator
 import sys
@@ -327,6 +328,42 @@ def devices():
     return [Device(infos[i]) for i in range(count.value)]
 
 
+class _Handle:
+    """A context's library handle and the calls holding it. ctypes lets go of
+    the GIL during a call, so another thread may close the context meanwhile:
+    the handle is released by whoever ends the last use after the close."""
+
+    def __init__(self, h):
+        self.h, self.uses, self.closed = h, 0, False
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            if self.closed:
+                raise ValueError("clnz: this context is closed")
+            self.uses += 1
+            return self.h
+
+    def drop(self):
+        with self.lock:
+            self.uses -= 1
+            last = self.closed and not self.uses
+        if last:
+            L.clnz_context_release(self.h)
+
+    def close(self, unless_used=False):
+        # unless_used is the finalizer's: a call keeps its Context alive, so
+        # a use then is a daemon thread's call at interpreter exit, and a
+        # release from that thread would race the process's exit: leaked.
+        with self.lock:
+            if unless_used and self.uses:
+                return
+            now = not self.closed and not self.uses
+            self.closed = True
+        if now:
+            L.clnz_context_release(self.h)
+
+
 class Context:
     """A clnz context on one device: "P:D" as `clnz devices` lists it, a kind
     ("gpu", "cpu", "accelerator") or part of the platform's and device's
@@ -334,9 +371,10 @@ class Context:
     (a pyopencl.CommandQueue) it wraps that queue and its context instead
     (clnz_context_wrap: the application's pipeline and clnz's share them).
     Programs it compiles are cached on disk. close() (or a with block)
-    releases it now; otherwise it goes with the object. One context may
-    serve several threads (its calls then take turns); a context each runs
-    them in parallel."""
+    releases it as soon as the calls other threads are in return, and later
+    calls raise ValueError; otherwise it goes with the object. One context
+    may serve several threads (its calls then take turns); a context each
+    runs them in parallel."""
 
     def __init__(self, device=None, *, queue=None):
         if device is not None and not isinstance(device, str):
@@ -354,18 +392,19 @@ class Context:
                                        ctypes.byref(handle), msg, len(msg))
         if st:
             raise Error(st, msg.value.decode(errors="replace"))
-        self._handle = handle.value
+        self._handle = _Handle(handle.value)
         self._warned = b""  # the last warning issued
         self._wrapped = queue is not None
         self._queue = queue  # the pyopencl queue results are made on (device arrays)
         self._lock = threading.Lock()
-        self._release = weakref.finalize(self, L.clnz_context_release, handle.value)
+        self._release = weakref.finalize(self, self._handle.close, True)
 
     @property
     def device(self):
         """The Device this context runs on."""
         info = _lib.DeviceInfo()
-        st = L.clnz_context_device_info(self._h(), ctypes.byref(info))
+        with self._use() as h:
+            st = L.clnz_context_device_info(h, ctypes.byref(info))
         if st:
             raise Error(st, "")
         return Device(info)
@@ -376,10 +415,10 @@ class Context:
         put arrays on it to call clnz on them."""
         if self._queue is None:
             import pyopencl as cl
-            with self._lock:
+            with self._lock, self._use() as h:
                 if self._queue is None:
-                    self._queue = cl.CommandQueue.from_int_ptr(
-                        L.clnz_context_queue(self._h()), retain=True)
+                    self._queue = cl.CommandQueue.from_int_ptr(L.clnz_context_queue(h),
+                                                               retain=True)
         q = self._queue
         return q() if isinstance(q, weakref.ref) else q
 
@@ -389,8 +428,8 @@ class Context:
         return self.queue.context
 
     def close(self):
-        self._release()
-        self._handle = None
+        self._release.detach()
+        self._handle.close()
 
     def __enter__(self):
         return self
@@ -399,20 +438,30 @@ class Context:
         self.close()
 
     def __repr__(self):
-        return f"<clnz.Context on {self.device!r}>" if self._handle else "<clnz.Context closed>"
+        closed = self._handle.closed
+        return "<clnz.Context closed>" if closed else f"<clnz.Context on {self.device!r}>"
 
-    def check(self, status):
-        m = L.clnz_context_message(self._handle)
+    @contextlib.contextmanager
+    def _use(self):
+        """The library's handle, held for a call: close() in another thread
+        waits for the call to end before it releases the handle."""
+        h = self._handle.take()
+        try:
+            yield h
+        finally:
+            self._handle.drop()
+
+    def _call(self, fn, *args):
+        """fn(handle, *args), a library call that returns a status: Error on
+        a failure, a LibraryWarning for a note on a success."""
+        with self._use() as h:
+            status = fn(h, *args)
+            m = L.clnz_context_message(h)
         if status:
             raise Error(status, m.decode(errors="replace"))
         if m and m != self._warned:  # after a success the message is a warning
             self._warned = m
             warnings.warn(f"clnz: {m.decode(errors='replace')}", LibraryWarning, stacklevel=3)
-
-    def _h(self):
-        if self._handle is None:
-            raise ValueError("clnz: this context is closed")
-        return self._handle
 
 
 def context_arg(context):

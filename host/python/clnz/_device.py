@@ -40,7 +40,8 @@ def context_for(context, arrays):
                 context = _core.Context(queue=q)
                 context._queue = weakref.ref(q)  # the cache must not keep the queue alive
                 _wrapped[q] = context
-    cl_ctx = L.clnz_context_cl_context(context._h())
+    with context._use() as h:
+        cl_ctx = L.clnz_context_cl_context(h)
     for a in arrays:
         if a.context.int_ptr != cl_ctx:
             raise ValueError("clnz: a pyopencl array from another OpenCL context than the clnz "
@@ -102,7 +103,7 @@ def enqueue(ctx, fn, *args, waits=()):
     waits = [w for w in waits if w]
     wl = (ctypes.c_void_p * len(waits))(*waits) if waits else None
     ev = ctypes.c_void_p()
-    ctx.check(fn(ctx._h(), *args, len(waits), wl, ctypes.byref(ev)))
+    ctx._call(fn, *args, len(waits), wl, ctypes.byref(ev))
     return cl.Event.from_int_ptr(ev.value, retain=False) if ev.value else None
 
 
@@ -226,8 +227,8 @@ def where(ctx, cond, x, y, pred):
     yo, ys = _operand(ctx, y, "y")
     dtype, rank = ctypes.c_int(), ctypes.c_int()
     shape = (ctypes.c_int64 * _lib.MAX_RANK)()
-    ctx.check(L.clnz_where_result(ctx._h(), c.view.ref(), ctypes.byref(xo), ctypes.byref(yo),
-                                  ctypes.byref(dtype), ctypes.byref(rank), shape))
+    ctx._call(L.clnz_where_result, c.view.ref(), ctypes.byref(xo), ctypes.byref(yo),
+              ctypes.byref(dtype), ctypes.byref(rank), shape)
     out = cla.empty(ctx.queue, tuple(shape[:rank.value]), _core.DTYPES[dtype.value])
     waits = c.waits + (xs.waits if xs else []) + (ys.waits if ys else [])
     done(enqueue(ctx, L.clnz_where_enqueue, c.view.ref(), c.buf, c.offset, ctypes.byref(pred),

@@ -64,21 +64,16 @@ def nonzero(ctx, a, pred, opts, rule=None):
     under a channel rule."""
     src = Input(a, "input")
     res = _lib.Result()
-    if rule is None:
-        st = L.clnz_nonzero(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
-                            ctypes.byref(opts), ctypes.byref(res))
-    else:
-        st = L.clnz_nonzero_channels(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
-                                     rule, ctypes.byref(opts), ctypes.byref(res))
-    ctx.check(st)
+    head = (src.view.ref(), src.data, ctypes.byref(pred)) + (() if rule is None else (rule,))
+    fn = L.clnz_nonzero if rule is None else L.clnz_nonzero_channels
+    ctx._call(fn, *head, ctypes.byref(opts), ctypes.byref(res))
     return _from_result(res), res.count
 
 
 def _batched(ctx, src, pred, opts):
     res, offsets = _lib.Result(), _lib.Array()
-    ctx.check(L.clnz_nonzero_batched(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
-                                     ctypes.byref(opts), ctypes.byref(res),
-                                     ctypes.byref(offsets)))
+    ctx._call(L.clnz_nonzero_batched, src.view.ref(), src.data, ctypes.byref(pred),
+              ctypes.byref(opts), ctypes.byref(res), ctypes.byref(offsets))
     return res, _from_array(offsets)
 
 
@@ -90,8 +85,7 @@ def batched(ctx, a, pred, opts):
 def count(ctx, a, pred):
     src = Input(a, "input")
     n = ctypes.c_int64()
-    ctx.check(L.clnz_count(ctx._h(), src.view.ref(), src.data, ctypes.byref(pred),
-                           ctypes.byref(n)))
+    ctx._call(L.clnz_count, src.view.ref(), src.data, ctypes.byref(pred), ctypes.byref(n))
     return n.value
 
 
@@ -104,8 +98,8 @@ def count_axes(ctx, a, counted, pred):
     order = kept + list(counted)
     view = src.as_view([shape[d] for d in order], [strides[d] for d in order])
     out = _lib.Array()
-    ctx.check(L.clnz_count_batched(ctx._h(), view.view.ref(), view.data, ctypes.byref(pred),
-                                   len(kept), ctypes.byref(out)))
+    ctx._call(L.clnz_count_batched, view.view.ref(), view.data, ctypes.byref(pred),
+              len(kept), ctypes.byref(out))
     return _from_array(out)
 
 
@@ -113,8 +107,8 @@ def select(ctx, x, mask, pred, names=("x", "mask")):
     src = Input(x, names[0])
     m = Input(mask, names[1]) if mask is not None else None
     out = _lib.Array()
-    ctx.check(L.clnz_select(ctx._h(), src.view.ref(), src.data, m.view.ref() if m else None,
-                            m.data if m else None, ctypes.byref(pred), ctypes.byref(out)))
+    ctx._call(L.clnz_select, src.view.ref(), src.data, m.view.ref() if m else None,
+              m.data if m else None, ctypes.byref(pred), ctypes.byref(out))
     values = _from_array(out)  # in native byte order, as the library reads and writes
     return values if values.dtype == src.dtype else values.astype(src.dtype)
 
@@ -132,9 +126,8 @@ def where(ctx, cond, x, y, pred):
     xo, xs = _operand(x, "x")
     yo, ys = _operand(y, "y")
     out = _lib.Array()
-    ctx.check(L.clnz_where(ctx._h(), c.view.ref(), c.data, ctypes.byref(pred), ctypes.byref(xo),
-                           xs.data if xs else None, ctypes.byref(yo), ys.data if ys else None,
-                           ctypes.byref(out)))
+    ctx._call(L.clnz_where, c.view.ref(), c.data, ctypes.byref(pred), ctypes.byref(xo),
+              xs.data if xs else None, ctypes.byref(yo), ys.data if ys else None, ctypes.byref(out))
     return _from_array(out)
 
 

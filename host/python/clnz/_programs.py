@@ -90,7 +90,7 @@ def warmup(dtypes=None, ops=None, predicates=None, strategies=None, context=None
     ctx = _core.context_arg(context)
     u = uses(dtypes, ops, predicates, strategies)
     n = ctypes.c_int()
-    ctx.check(L.clnz_warmup(ctx._h(), ctypes.byref(u), ctypes.byref(n)))
+    ctx._call(L.clnz_warmup, ctypes.byref(u), ctypes.byref(n))
     return n.value
 
 
@@ -105,7 +105,7 @@ def use_bundle(path, context=None):
     except TypeError:
         raise TypeError(f"clnz: path must be a str, bytes or os.PathLike (or None), not "
                         f"{type(path).__name__}") from None
-    ctx.check(L.clnz_context_use_bundle(ctx._h(), folder))
+    ctx._call(L.clnz_context_use_bundle, folder)
 
 
 def stats(context=None):
@@ -114,7 +114,7 @@ def stats(context=None):
     rejected, and calls run by each strategy ("strategy_runs", by name)."""
     ctx = _core.context_arg(context)
     s = _lib.Stats()
-    ctx.check(L.clnz_context_stats(ctx._h(), ctypes.byref(s)))
+    ctx._call(L.clnz_context_stats, ctypes.byref(s))
     return {"programs_from_source": s.programs_from_source,
             "programs_from_cache": s.programs_from_cache,
             "cache_files_rejected": s.cache_files_rejected,
