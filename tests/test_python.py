@@ -1,7 +1,10 @@
 """The clnz Python module (host/python/clnz) against numpy: every call on
 random arrays of every dtype, strided views, edge cases and errors.
 make test runs it with CLNZ_LIBRARY=build/libclnz.so and PYTHONPATH=host/python."""
+import copy
+import gc
 import os
+import pickle
 import struct
 import subprocess
 import sys
@@ -529,6 +532,22 @@ def test_contexts_and_devices():
     assert clnz.library_version() == clnz.__version__
     if "CLNZ_LIBRARY" in os.environ:
         assert clnz.library_path() == os.environ["CLNZ_LIBRARY"]
+
+
+def test_a_context_copies_as_itself_and_does_not_pickle():
+    """Regression (hostile-user pass): copy.copy(ctx) shared the handle but
+    not its release: once the original went, the copy called on a freed
+    context (a hang). A copy, deep too, is the context itself now; pickle
+    refuses it with a TypeError that says why."""
+    ctx = clnz.Context()
+    assert copy.copy(ctx) is ctx and copy.deepcopy([ctx])[0] is ctx
+    with pytest.raises(TypeError, match="^clnz: a Context cannot be pickled"):
+        pickle.dumps(ctx)
+    c2 = copy.copy(ctx)
+    del ctx
+    gc.collect()
+    assert clnz.count_nonzero(np.eye(3), context=c2) == 3
+    c2.close()
 
 
 def test_stats_after_a_failed_call_warns_nothing():

@@ -431,6 +431,17 @@ class Context:
         self._release.detach()
         self._handle.close()
 
+    def __copy__(self):
+        # one handle, one owner: a copy kept using it after the original's release
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError("clnz: a Context cannot be pickled: its OpenCL context lives in this "
+                        "process (make a clnz.Context in each process)")
+
     def __enter__(self):
         return self
 
