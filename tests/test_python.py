@@ -550,6 +550,33 @@ def test_a_context_copies_as_itself_and_does_not_pickle():
     c2.close()
 
 
+def test_errors_pickle_and_copy_with_their_status():
+    """Regression (hostile-user pass): a clnz.Error could not be unpickled
+    (BaseException's pickle gives __init__ the message alone), so one raised
+    in a multiprocessing worker killed the pool's result handler and r.get()
+    waited for ever. Now it comes back whole, and so does a note on it."""
+    with pytest.raises(clnz.Error) as e:
+        clnz.where(np.ones((2, 3)), np.ones(4), 0)
+    e.value.add_note("a note")
+    for got in (pickle.loads(pickle.dumps(e.value)), copy.copy(e.value), copy.deepcopy(e.value)):
+        assert type(got) is clnz.Error and got.__notes__ == ["a note"]
+        assert (got.status, got.name, str(got)) == (e.value.status, e.value.name, str(e.value))
+    assert e.value.name == "CLNZ_ERROR_SHAPE_MISMATCH"
+    empty = pickle.loads(pickle.dumps(clnz.Error(e.value.status, "")))
+    assert str(empty) == "clnz: CLNZ_ERROR_SHAPE_MISMATCH"
+
+
+def test_a_forked_pool_worker_s_error_reaches_the_parent():
+    # README: with multiprocessing's fork, a worker's call raises clnz.Error
+    # (CLNZ_ERROR_FORKED, OpenCL being in use here); it hung the pool instead
+    import multiprocessing
+    assert clnz.count_nonzero(np.eye(2)) == 2
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        with pytest.raises(clnz.Error) as e:
+            pool.apply_async(clnz.count_nonzero, (np.eye(2),)).get(timeout=10)
+    assert e.value.name == "CLNZ_ERROR_FORKED"
+
+
 def test_stats_after_a_failed_call_warns_nothing():
     # clnz_context_stats clears the last call's message as every call does:
     # the failure before it was read as a fresh warning (LibraryWarning)

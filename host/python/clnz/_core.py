@@ -35,9 +35,14 @@ class Error(RuntimeError):
     pass through), `name` its constant's name."""
 
     def __init__(self, status, message):
-        self.status = status
+        self.status, self._message = status, message
         self.name = status_name(status)
         super().__init__(f"clnz: {message}" if message else f"clnz: {self.name}")
+
+    def __reduce__(self):
+        # BaseException's gives the formatted message alone, which __init__ does not take:
+        # unpickling failed, and an Error raised in a multiprocessing worker killed the pool
+        return type(self), (self.status, self._message), self.__dict__
 
 
 class LibraryWarning(UserWarning):
