@@ -577,6 +577,17 @@ def test_a_forked_pool_worker_s_error_reaches_the_parent():
     assert e.value.name == "CLNZ_ERROR_FORKED"
 
 
+def test_strings_with_a_nul_inside_are_refused():
+    """Regression (hostile-user pass): the library reads C strings, so
+    Context("cpu\\x00gpu") was Context("cpu"), silently; a device, a warmup
+    list or a bundle path with a NUL inside is a ValueError now, as Python's
+    own calls make it (open("a\\x00b"))."""
+    for call in (lambda: clnz.Context("cpu\x00gpu"), lambda: clnz.warmup(ops="count\x00frob"),
+                 lambda: clnz.use_bundle("no\x00such"), lambda: clnz.use_bundle(b"no\x00such")):
+        with pytest.raises(ValueError, match="embedded null character"):
+            call()
+
+
 def test_stats_after_a_failed_call_warns_nothing():
     # clnz_context_stats clears the last call's message as every call does:
     # the failure before it was read as a fresh warning (LibraryWarning)

@@ -120,6 +120,16 @@ def dtype_index(dtype, what):
     return i
 
 
+def c_string(s, what):
+    """A str (or bytes) as the library's NUL-terminated string: one with a
+    NUL inside would end there, silently, so it is a ValueError, as in
+    Python's own calls (open, os.stat)."""
+    b = s.encode() if isinstance(s, str) else s
+    if b"\0" in b:
+        raise ValueError(f"clnz: {what}: embedded null character in {s!r}")
+    return b
+
+
 # ---- integer arguments --------------------------------------------------------
 def integer(v, name, lo, hi, c_lo=INT64_MIN, c_hi=INT64_MAX):
     """v as an int the way numpy takes one (operator.index: no floats, no
@@ -393,7 +403,7 @@ class Context:
                                      ctypes.c_void_p(queue.int_ptr), ctypes.byref(handle), msg,
                                      len(msg))
         else:
-            st = L.clnz_context_create(device.encode() if device else None,
+            st = L.clnz_context_create(c_string(device, "device") if device else None,
                                        ctypes.byref(handle), msg, len(msg))
         if st:
             raise Error(st, msg.value.decode(errors="replace"))

@@ -66,8 +66,8 @@ def uses(dtypes=None, ops=None, predicates=None, strategies=None):
         if v is None:
             continue
         msg = ctypes.create_string_buffer(600)
-        if L.clnz_uses_parse(ctypes.byref(u), axis.encode(), _names(v, axis).encode(), msg,
-                             len(msg)):
+        names = _core.c_string(_names(v, axis), axis)
+        if L.clnz_uses_parse(ctypes.byref(u), axis.encode(), names, msg, len(msg)):
             raise ValueError(f"clnz: {axis}: {msg.value.decode(errors='replace')}")
     return u
 
@@ -101,7 +101,8 @@ def use_bundle(path, context=None):
     clnz.Error."""
     ctx = _core.context_arg(context)
     try:
-        folder = None if path is None else os.fsencode(path)  # str, bytes or a path object
+        # str, bytes or a path object
+        folder = None if path is None else _core.c_string(os.fsencode(path), "path")
     except TypeError:
         raise TypeError(f"clnz: path must be a str, bytes or os.PathLike (or None), not "
                         f"{type(path).__name__}") from None
