@@ -566,6 +566,26 @@ def test_errors_pickle_and_copy_with_their_status():
     assert str(empty) == "clnz: CLNZ_ERROR_SHAPE_MISMATCH"
 
 
+def test_a_failed_allocation_is_a_memory_error():
+    """Regression (hostile-user pass): a result the library could not
+    allocate was a clnz.Error alone, which `except MemoryError` missed where
+    it catches numpy's own. It is a clnz.OutOfMemory now, a clnz.Error and a
+    MemoryError; so are the device's and the OpenCL runtime's failed
+    allocations, by status, and not the statuses of other limits."""
+    with pytest.raises(MemoryError) as e:
+        clnz.nonzero_static(np.eye(3), 2**58)  # 2**62 bytes of entries: no malloc gives them
+    assert type(e.value) is clnz.OutOfMemory and isinstance(e.value, clnz.Error)
+    assert e.value.name == "CLNZ_ERROR_OUT_OF_HOST_MEMORY" and "cannot allocate" in str(e.value)
+    back = pickle.loads(pickle.dumps(e.value))
+    assert type(back) is clnz.OutOfMemory and str(back) == str(e.value)
+    for status, name, oom in ((-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE", True),
+                              (-6, "CL_OUT_OF_HOST_MEMORY", True),
+                              (-5, "CL_OUT_OF_RESOURCES", False),
+                              (-2007, "CLNZ_ERROR_TOO_LARGE", False)):
+        err = clnz.Error(status, "")
+        assert err.name == name and isinstance(err, MemoryError) == oom, name
+
+
 def test_a_forked_pool_worker_s_error_reaches_the_parent():
     # README: with multiprocessing's fork, a worker's call raises clnz.Error
     # (CLNZ_ERROR_FORKED, OpenCL being in use here); it hung the pool instead

@@ -30,9 +30,22 @@ def status_name(status):
     return L.clnz_status_string(status).decode().split(":")[0]
 
 
+# The statuses of an allocation that failed: the library's (a result, its own buffers), the
+# device's (clCreateBuffer) and the OpenCL runtime's. Not CL_OUT_OF_RESOURCES: drivers use it
+# for other limits too, and so does the library (kernels per program).
+_OUT_OF_MEMORY = ("CLNZ_ERROR_OUT_OF_HOST_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+                  "CL_OUT_OF_HOST_MEMORY")
+
+
 class Error(RuntimeError):
     """A failed clnz call: `status` is the library's code (OpenCL's own codes
-    pass through), `name` its constant's name."""
+    pass through), `name` its constant's name. A failed allocation's is an
+    OutOfMemory, as OSError(errno.ENOENT, ...) is a FileNotFoundError."""
+
+    def __new__(cls, status, message):
+        if cls is Error and status_name(status) in _OUT_OF_MEMORY:
+            cls = OutOfMemory
+        return super().__new__(cls, status, message)
 
     def __init__(self, status, message):
         self.status, self._message = status, message
@@ -43,6 +56,12 @@ class Error(RuntimeError):
         # BaseException's gives the formatted message alone, which __init__ does not take:
         # unpickling failed, and an Error raised in a multiprocessing worker killed the pool
         return type(self), (self.status, self._message), self.__dict__
+
+
+class OutOfMemory(Error, MemoryError):
+    """A clnz.Error of an allocation that failed (CLNZ_ERROR_OUT_OF_HOST_MEMORY,
+    CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_HOST_MEMORY): a MemoryError
+    too, so that `except MemoryError` catches it as it catches numpy's."""
 
 
 class LibraryWarning(UserWarning):
