@@ -833,7 +833,8 @@ void clnz_bundle_release(clnz_bundle *bundle); /* NULL is fine */
 
 /* Makes the context load programs from the bundle folder `dir` before it
  * would compile (NULL: no bundle). A bundle for another device, driver or
- * clnz version, or one that fails its checks, is refused
+ * clnz version, one built with other build options (CLNZ_BUILD_OPTIONS,
+ * CLNZ_KERNEL_DIR) or one that fails its checks, is refused
  * (CLNZ_ERROR_BUNDLE_REFUSED) and the context keeps what it had. The
  * environment variable CLNZ_BUNDLE=DIR does this when a context is created
  * (a refused bundle fails the creation). */

@@ -105,6 +105,17 @@ def test_bundle_for_another_device_is_refused(tmp_path, rng, bundle):
     assert p.returncode == 0 and b"Some FPGA board" in p.stdout
 
 
+def test_bundle_built_with_other_build_options_is_refused(tmp_path, rng, bundle):
+    """Its binaries are not what this process would compile (-cl-opt-disable
+    ones, or -cl-fast-relaxed-math ones whose NaN compares may differ)."""
+    other = tmp_path / "other"
+    shutil.copytree(bundle, other)
+    edit_manifest(other, "build-options", "-cl-std=CL1.2 -w -cl-fast-relaxed-math")
+    line = refusal(tmp_path, other, rng)
+    assert "was built with the build options '-cl-std=CL1.2 -w -cl-fast-relaxed-math'" in line
+    assert "build it with the same ones" in line, line
+
+
 def test_damaged_bundle_is_refused(tmp_path, rng, bundle):
     damaged = tmp_path / "damaged"
     shutil.copytree(bundle, damaged)

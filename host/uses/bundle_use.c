@@ -59,6 +59,21 @@ clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir)
         clnz_bundle_release(b);
         return st;
     }
+    /* its binaries were built with the options this context builds with
+     * (the program cache keys on them too): a bundle of the quick test
+     * tier's -cl-opt-disable programs, or of -cl-fast-relaxed-math ones,
+     * is not what a process without them would compile */
+    char opts[PROGRAM_COMMON_MAX];
+    st = program_common_options(ctx, opts, sizeof opts);
+    if (!st && strcmp(b->m.build_options, opts) != 0)
+        st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
+                      "bundle %s was built with the build options '%s', this context's are "
+                      "'%s' (CLNZ_BUILD_OPTIONS, CLNZ_KERNEL_DIR): build it with the same ones",
+                      quote_name(dir, q, sizeof q), b->m.build_options, opts);
+    if (st) {
+        clnz_bundle_release(b);
+        return st;
+    }
     clnz_bundle_release(ctx->bundle);
     ctx->bundle = b;
     return CLNZ_SUCCESS;
