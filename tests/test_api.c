@@ -502,6 +502,49 @@ static void test_build_options_with_kernel_dir(void **state)
     clReleaseMemObject(b);
 }
 
+/* Under CLNZ_KERNEL_DIR a program's cache key covers the files its source
+ * includes: an edit to one of them compiles again (the key hashed the
+ * top file alone, and the cache served the program built before it). */
+static void test_kernel_dir_edits_to_included_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clnz-inckernels-XXXXXX", path[300], inc[300];
+    scan_kernel_folder(dir, path, sizeof path, "#include \"inc.cl\"\n");
+    snprintf(inc, sizeof inc, "%s/inc.cl", dir);
+    const char *names[2] = {"CLNZ_KERNEL_DIR", "CLNZ_CACHE_DIR"};
+    char *saved[2];
+    for (int i = 0; i < 2; ++i)
+        saved[i] = env_keep(names[i]);
+    setenv("CLNZ_KERNEL_DIR", dir, 1);
+    char cache[] = "/tmp/clnz-inccache-XXXXXX";
+    assert_non_null(mkdtemp(cache));
+    setenv("CLNZ_CACHE_DIR", cache, 1);
+    cl_mem b = tu_buffer(64, NULL);
+    /* a program without the kernel (built, and cached), then one that fails */
+    const char *texts[2] = {"/* no kernels yet */\n", "this is not C;\n"};
+    const cl_int want[2] = {CL_INVALID_KERNEL_NAME, CL_BUILD_PROGRAM_FAILURE};
+    for (int i = 0; i < 2; ++i) {
+        FILE *f = fopen(inc, "w");
+        assert_non_null(f);
+        fputs(texts[i], f);
+        fclose(f);
+        clnz_context *c = NULL;
+        assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+        assert_int_equal(clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
+                         want[i]);
+        clnz_context_release(c);
+    }
+    for (int i = 0; i < 2; ++i)
+        env_put_back(names[i], saved[i]);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    assert_int_equal(system(cmd), 0);
+    remove(inc);
+    remove(path);
+    rmdir(dir);
+    clReleaseMemObject(b);
+}
+
 /* Issue 16, item 11: a tensor with no element is valid whatever its other
  * extents (numpy makes (0, 2**62)), with C-order or any strides: every
  * call gives the empty answer; none reads the data. */
@@ -781,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_debug_with_pending_user_event),
         cmocka_unit_test(test_build_failure_reports_log),
         cmocka_unit_test(test_build_options_with_kernel_dir),
+        cmocka_unit_test(test_kernel_dir_edits_to_included_files),
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),
         cmocka_unit_test(test_issue16_item13_malformed_max_alloc),
         cmocka_unit_test(test_invalid_width_names_the_valid_widths),

@@ -13,6 +13,7 @@
 #include "core/driver_lock.h"
 #include "core/quote.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,31 @@ clnz_status program_source(clnz_context *ctx, const char *file, const char **src
     if (!*src)
         return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE, "no embedded kernel '%s'", file);
     return CLNZ_SUCCESS;
+}
+
+uint64_t program_source_hash(const char *src)
+{
+    uint64_t h = cache_hash(src, strlen(src), CACHE_HASH_SEED);
+    const char *dir = getenv("CLNZ_KERNEL_DIR");
+    DIR *d = dir && *dir ? opendir(dir) : NULL;
+    if (!d)
+        return h;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (!(n > 3 && strcmp(e->d_name + n - 3, ".cl") == 0) &&
+            !(n > 2 && strcmp(e->d_name + n - 2, ".h") == 0))
+            continue;
+        char path[1024];
+        size_t size = 0;
+        char *text = snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path
+                         ? cache_read_file(path, (size_t)16 << 20, &size)
+                         : NULL;
+        if (text) /* combined in no order: readdir's is the file system's */
+            h ^= cache_hash(text, size, cache_hash(e->d_name, n, CACHE_HASH_SEED));
+        free(text);
+    }
+    closedir(d);
+    return h;
 }
 
 /* -w (a standard build option): the library never prints, and PoCL prints
@@ -157,7 +183,7 @@ static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *ou
     if (st)
         return st;
     snprintf(opts, sizeof opts, "%s %s", common, p->options);
-    uint64_t source_hash = cache_hash(src, strlen(src), CACHE_HASH_SEED);
+    uint64_t source_hash = program_source_hash(src);
     /* a bundle first: on a device without a compiler it is the only source */
     cl_program prog = ctx->bundle ? bundle_load(ctx, p, source_hash, &st) : NULL;
     const char *from = "loaded from the bundle";

@@ -61,6 +61,11 @@ void program_release_all(clnz_context *ctx);
 /* The OpenCL C text program p is built from (embedded, or from
  * CLNZ_KERNEL_DIR): *owned is what to free afterwards (may be NULL). */
 clnz_status program_source(clnz_context *ctx, const char *file, const char **src, char **owned);
+/* The hash that keys a program's source in the cache and in bundles: its
+ * text's; under CLNZ_KERNEL_DIR every .cl and .h file's there too, since
+ * the text holds #include lines (embedded sources have them inlined), and
+ * an edit to an included file must not find the program built before it. */
+uint64_t program_source_hash(const char *src);
 /* The build options every program gets before its -D options. */
 clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */

@@ -39,7 +39,7 @@ static clnz_status program_file(clnz_context *ctx, const program_ref *p, int sou
     snprintf(e->file, sizeof e->file, "%s", p->file);
     snprintf(e->options, sizeof e->options, "%s", p->options);
     e->is_source = sources;
-    e->source_hash = cache_hash(src, strlen(src), CACHE_HASH_SEED);
+    e->source_hash = program_source_hash(src);
     if (sources) {
         *size = strlen(src);
         *data = (unsigned char *)strdup(src);
