@@ -97,6 +97,9 @@ typedef int clnz_status;
  * return no status (clnz_context_strategy, ...) still answer, without
  * waiting on a lock a thread of the parent may have held at the fork. */
 #define CLNZ_ERROR_FORKED (-2015)
+/* A file clnz wrote in the cache folder could not be removed
+ * (clnz_cache_clear on a read-only folder, say): the others were. */
+#define CLNZ_ERROR_CACHE_FILE (-2016)
 
 /* A short constant name and meaning for any status, OpenCL's included. */
 const char *clnz_status_string(clnz_status status);
@@ -348,7 +351,8 @@ const char *clnz_cache_dir(char *buf, size_t size);
 /* Deletes the files clnz wrote (they start with its magic) in the cache
  * folder's tuning and programs folders, nothing else; *removed (may be
  * NULL) gets how many. CLNZ_ERROR_INVALID_VALUE if the folder's path is
- * PATH_MAX bytes or more (no cache is used then). */
+ * PATH_MAX bytes or more (no cache is used then); CLNZ_ERROR_CACHE_FILE if
+ * one of them could not be removed (*removed still counts the rest). */
 clnz_status clnz_cache_clear(int *removed);
 
 /* Counters of what a context did, for tests and for curious callers. */

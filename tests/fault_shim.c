@@ -13,7 +13,8 @@
  * is working on; FUNC:NAME stops at the first call on a file of that name
  * (the path's last part), which test_cli_bundle.py uses to stop between
  * two files of a bundle; CLNZ_SHIM_NO_TMPFILE=1 makes O_TMPFILE fail as it
- * does on a file system without it (EOPNOTSUPP).
+ * does on a file system without it (EOPNOTSUPP), CLNZ_SHIM_READ_ONLY=1
+ * makes unlinkat fail as on a read-only one (EROFS: root ignores modes).
  *
  * For tests/test_cli_bundle.py, CLNZ_SHIM_DEVICE_NAME=NAME makes every
  * device answer CL_DEVICE_NAME with NAME: a name with control characters,
@@ -108,6 +109,11 @@ int renameat(int olddir, const char *old, int newdir, const char *new_name)
 int unlinkat(int dir, const char *path, int flags)
 {
     maybe_stop("unlinkat", path);
+    const char *ro = getenv("CLNZ_SHIM_READ_ONLY");
+    if (ro && *ro == '1') {
+        errno = EROFS;
+        return -1;
+    }
     return REAL(unlinkat)(dir, path, flags);
 }
 

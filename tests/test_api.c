@@ -36,6 +36,9 @@ static void test_status_strings(void **state)
         const char *name = clnz_status_string(code);
         assert_true(strncmp(name, "CL_", 3) == 0);
     }
+    /* and every code of clnz.h's */
+    for (int code = CLNZ_ERROR_INVALID_ARGUMENT; code >= CLNZ_ERROR_CACHE_FILE; --code)
+        assert_true(strncmp(clnz_status_string(code), "CLNZ_ERROR_", 11) == 0);
 }
 
 /* A small pipeline through the blocking call, to run against kernels/ too. */

@@ -391,3 +391,11 @@ def test_warmup_fills_the_cache_for_processes_that_follow(tmp_path, rng):
     clnz("nonzero", tmp_path / "a.npy", "-o", tmp_path / "o.npy", env=env, check=True)
     assert (np.load(tmp_path / "o.npy") == np.argwhere(a)).all()
     one_error_line(clnz("warmup", "--ops", "count,bogus", env=env), code=2)
+    assert not p.stderr, p.stderr
+    # no cache folder at all: it works, and says that nothing is kept
+    for name in ("CLNZ_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "CLNZ_NO_COMPILE"):
+        env.pop(name, None)
+    p = clnz("warmup", "--dtypes", "u8", "--ops", "count", env=env, check=True)
+    assert b"programs ready" in p.stdout
+    assert p.stderr.startswith(b"clnz: warning: no cache folder") and \
+        p.stderr.count(b"\n") == 1, p.stderr

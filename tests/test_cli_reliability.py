@@ -259,6 +259,22 @@ def test_item5_cache_clear_removes_only_clnz_files(tmp_path, rng):
     assert not (cache / "tuning" / "mine--device--driver.txt").exists()
 
 
+@needs_shim
+def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
+    """A folder where nothing can be removed (EROFS from the shim: root
+    ignores file modes): an error, exit 1, not "removed 0 files"."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
+    clnz("count", save(tmp_path, random_array(rng, "f4", (10, 10))), env=env, check=True)
+    programs = listing(cache / "programs")
+    p = clnz("cache", "--clear", env=shim_env(CLNZ_CACHE_DIR=str(cache), CLNZ_SHIM_READ_ONLY="1"))
+    assert p.returncode == 1 and not p.stdout, p
+    assert "cannot clear the cache: 0 files removed from" in one_error_line(p)
+    assert listing(cache / "programs") == programs
+    p = clnz("cache", "--clear", env=env, check=True)
+    assert p.stdout.startswith(f"removed {len(programs)} files".encode()), p.stdout
+
+
 # ---- 7: FIFOs and pipes as inputs, FIFOs in the cache ----------------------------
 
 @pytest.mark.full  # waits out a FIFO without a writer (5 s): the long tier

@@ -13,6 +13,10 @@ enum { CLI_HELP = -1 };
  * CLI_HELP, usage printed and 0; else rc (the error is printed already). */
 int cli_stop(int rc, const char *usage);
 
+/* Room for any cache folder clnz_cache_dir can name (past PATH_MAX too,
+ * which `clnz cache` reports) */
+enum { CACHE_PATH_ROOM = (128 << 10) + 64 };
+
 /* Prints "clnz: ..." as one line on stderr and returns code. */
 int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The first line of the context's message for a failed library call. */

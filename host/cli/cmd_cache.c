@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CACHE_PATH_ROOM = (128 << 10) + 64 };
-
 static const char usage_cache[] =
     "usage: clnz cache [--clear]\n"
     "\n"
@@ -51,7 +49,12 @@ int cmd_cache(int argc, char **argv)
     } else if (clear) {
         int removed = 0;
         clnz_status st = clnz_cache_clear(&removed);
-        if (st)
+        if (st == CLNZ_ERROR_CACHE_FILE)
+            rc = fail(EXIT_FAIL,
+                      "cannot clear the cache: %d files removed from %s, others "
+                      "could not be (a read-only folder?)",
+                      removed, shown);
+        else if (st)
             rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
         else
             printf("removed %d files from %s\n", removed, shown);

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,6 +65,12 @@ int cmd_warmup(int argc, char **argv)
                (unsigned long long)((uint64_t)programs - s.programs_from_source -
                                     s.programs_from_cache),
                now() - t0);
+        /* the command's point is what later processes find there */
+        char *dir = malloc(CACHE_PATH_ROOM);
+        if (dir && !*clnz_cache_dir(dir, CACHE_PATH_ROOM))
+            fprintf(stderr, "clnz: warning: no cache folder (CLNZ_CACHE_DIR, XDG_CACHE_HOME and "
+                            "HOME unset): the programs are not kept for later processes\n");
+        free(dir);
     }
     cli_release(ctx, rc);
     return rc;

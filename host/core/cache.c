@@ -316,14 +316,17 @@ static int remove_if_ours(int dirfd, const char *name, const char *magic, int fi
                     : got == (ssize_t)n && memcmp(head, magic, n) == 0;
     /* unlinkat goes by name: only while it still names the file judged
      * (and, for a temporary, locked) here */
-    int gone = ours && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-               now.st_dev == sb.st_dev && now.st_ino == sb.st_ino && unlinkat(dirfd, name, 0) == 0;
+    int same = ours && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               now.st_dev == sb.st_dev && now.st_ino == sb.st_ino;
+    int gone = same && unlinkat(dirfd, name, 0) == 0;
+    int kept = same && !gone && errno != ENOENT; /* a read-only folder, say */
     close(fd);
-    return gone;
+    return gone ? 1 : kept ? -1 : 0;
 }
 
-/* remove_if_ours over every entry of folder; the number removed. */
-static int clean_folder(const char *folder, const char *magic, int finished)
+/* remove_if_ours over every entry of folder; the number removed, and in
+ * *kept (may be NULL) how many of its own files it could not remove. */
+static int clean_folder(const char *folder, const char *magic, int finished, int *kept)
 {
     int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -333,37 +336,42 @@ static int clean_folder(const char *folder, const char *magic, int finished)
         return 0;
     }
     int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n += remove_if_ours(dfd, e->d_name, magic, finished);
+    for (struct dirent *e; (e = readdir(d));) {
+        int r = strcmp(e->d_name, ".") && strcmp(e->d_name, "..")
+                    ? remove_if_ours(dfd, e->d_name, magic, finished)
+                    : 0;
+        n += r > 0;
+        if (r < 0 && kept)
+            ++*kept;
+    }
     closedir(d);
     return n;
 }
 
 int cache_remove_stale(const char *folder, const char *magic)
 {
-    return clean_folder(folder, magic, 0);
+    return clean_folder(folder, magic, 0, NULL);
 }
 
 /* Removes the files clnz wrote in one subfolder, and its dead temporaries. */
-static int clear_folder(const char *dir, const char *sub, const char *magic)
+static int clear_folder(const char *dir, const char *sub, const char *magic, int *kept)
 {
     char *path = cache_path(dir, "%s", sub);
-    int n = path ? clean_folder(path, magic, 1) : 0;
+    int n = path ? clean_folder(path, magic, 1, kept) : 0;
     free(path);
     return n;
 }
 
 clnz_status clnz_cache_clear(int *removed)
 {
-    int too_long, n = 0;
+    int too_long, n = 0, kept = 0;
     char *dir = cache_dir_resolve(&too_long);
     if (dir) {
-        n += clear_folder(dir, "tuning", CACHE_MAGIC_TUNING);
-        n += clear_folder(dir, "programs", CACHE_MAGIC_PROGRAM);
+        n += clear_folder(dir, "tuning", CACHE_MAGIC_TUNING, &kept);
+        n += clear_folder(dir, "programs", CACHE_MAGIC_PROGRAM, &kept);
     }
     free(dir);
     if (removed)
         *removed = n;
-    return too_long ? CLNZ_ERROR_INVALID_VALUE : CLNZ_SUCCESS;
+    return too_long ? CLNZ_ERROR_INVALID_VALUE : kept ? CLNZ_ERROR_CACHE_FILE : CLNZ_SUCCESS;
 }
