@@ -343,7 +343,7 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
                       clnz_tune_row *rows, int max_rows, int *n_rows);
 
 /* The cache folder (tuning results, compiled programs): $CLNZ_CACHE_DIR,
- * else $XDG_CACHE_HOME/clnz, else $HOME/.cache/clnz. Writes it into buf
+ * else $XDG_CACHE_HOME/clnz (if absolute), else $HOME/.cache/clnz. Writes it into buf
  * (size bytes) and returns buf; the string is empty when no folder can be
  * named (none of the three set) or the path does not fit size (never a cut
  * path). A NULL buf or a size of 0 returns "" (a static string). */

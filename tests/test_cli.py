@@ -1083,6 +1083,21 @@ def test_cache_folder_is_printed_unambiguously(tmp_path):
         assert p.stdout == os.fsencode(f"removed 0 files from {shown}\n"), (name, p)
 
 
+def test_cache_folder_order_of_the_variables(tmp_path):
+    """CLNZ_CACHE_DIR, else XDG_CACHE_HOME/clnz when absolute (the XDG spec
+    ignores a relative one: it was used, from wherever clnz ran), else HOME."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("CLNZ_CACHE_DIR", "XDG_CACHE_HOME", "HOME")}
+    home, xdg = str(tmp_path / "home"), str(tmp_path / "xdg")
+    for extra, want in (({"HOME": home, "XDG_CACHE_HOME": xdg}, xdg + "/clnz"),
+                        ({"HOME": home, "XDG_CACHE_HOME": "rel/cache"}, home + "/.cache/clnz"),
+                        ({"HOME": home}, home + "/.cache/clnz"),
+                        ({"HOME": home, "XDG_CACHE_HOME": xdg, "CLNZ_CACHE_DIR": "c"}, "c")):
+        p = subprocess.run([CLNZ, "cache"], capture_output=True, text=True, timeout=TIMEOUT,
+                           env=dict(base, **extra), cwd=tmp_path)
+        assert p.returncode == 0 and p.stdout == want + "\n", (extra, p)
+
+
 def test_cache_temporaries_of_killed_runs_are_removed(tmp_path, rng):
     """Probe items 4 and 5: a run killed between its cache temporary and the
     rename left it for good (an empty one, killed before its first write,

@@ -37,7 +37,7 @@ static char *dir_named(void)
     const char *home = getenv("HOME");
     if (dir && *dir)
         return strdup(dir);
-    if (xdg && *xdg)
+    if (xdg && *xdg == '/') /* the XDG spec: a relative path is to be ignored */
         return cache_path(xdg, "clnz");
     if (home && *home)
         return cache_path(home, ".cache/clnz");
