@@ -236,6 +236,34 @@ static void test_vendor_file_is_the_fallback(void **state)
     assert_int_equal(l.items_per_work_item, 128);
 }
 
+/* A stored work-group size above the device's limit is another device's:
+ * the context takes the vendor file instead, and so does the listing of
+ * `clnz devices` (it said "tuned"). */
+static void test_listing_skips_what_a_context_skips(void **state)
+{
+    (void)state;
+    size_t max_wg = 0;
+    assert_int_equal(clGetDeviceInfo(clnz_context_device(tu_context()),
+                                     CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL),
+                     CL_SUCCESS);
+    char path[600];
+    tuning_path(0, path, sizeof path);
+    write_tuning(path, NULL, 2 * max_wg, 4, 0);
+    tuning_path(1, path, sizeof path);
+    write_tuning(path, "some other driver", 8, 128, 0);
+    clnz_launch l;
+    assert_int_equal(launch_of_new_context("mask", &l, NULL), CLNZ_LAUNCH_VENDOR);
+    clnz_device_info infos[8];
+    int n = 0, seen = 0;
+    assert_int_equal(clnz_list_devices(infos, 8, &n), CLNZ_SUCCESS);
+    for (int i = 0; i < n && i < 8; ++i)
+        if (infos[i].is_default) {
+            assert_int_equal(infos[i].tuning, CLNZ_LAUNCH_VENDOR);
+            seen = 1;
+        }
+    assert_true(seen);
+}
+
 static void test_bad_files_are_ignored(void **state)
 {
     (void)state;
@@ -322,6 +350,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_tuned_file_is_used, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_vendor_file_is_the_fallback, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_listing_skips_what_a_context_skips, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_bad_files_are_ignored, tu_cache_setup,
                                         tu_cache_teardown),

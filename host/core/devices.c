@@ -296,9 +296,12 @@ static void describe(cl_platform_id p, cl_device_id d, clnz_device_info *i)
     i->global_mem_size = v;
     clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof v, &v, NULL);
     i->max_alloc_size = v;
+    size_t max_wg = 0; /* a stored size above it is another device's: a context skips it */
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL))
+        max_wg = SIZE_MAX;
     device_ident id;
     ident_of_device(d, &id);
-    i->tuning = tune_store_probe(&id);
+    i->tuning = tune_store_probe(&id, max_wg);
 }
 
 /* Where a device sits in the listing (P:D) and whether it is the default.

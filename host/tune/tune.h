@@ -43,8 +43,9 @@ clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id, tu
  * 2 corrupt, 3 another device, driver or version's. For the fuzzer too. */
 int tune_store_parse(const char *text, size_t size, const device_ident *id, int vendor_only,
                      size_t max_wg, tune_result *r);
-/* Just which source a device would get, for listings (no context). */
-clnz_launch_source tune_store_probe(const device_ident *id);
+/* Just which source a device would get, for listings (no context): the
+ * context's rules, a stored work-group size above max_wg skipped too. */
+clnz_launch_source tune_store_probe(const device_ident *id, size_t max_wg);
 /* Writes the device's file and its vendor-and-type file; 0 or an errno. */
 int tune_store_save(clnz_context *ctx, const tune_result *r);
 

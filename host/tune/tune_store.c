@@ -174,7 +174,7 @@ clnz_launch_source tune_store_load(clnz_context *ctx, const device_ident *id, tu
     return src;
 }
 
-clnz_launch_source tune_store_probe(const device_ident *id)
+clnz_launch_source tune_store_probe(const device_ident *id, size_t max_wg)
 {
     int too_long;
     char *dir = cache_dir_resolve(&too_long), *exact, *vendor;
@@ -184,8 +184,8 @@ clnz_launch_source tune_store_probe(const device_ident *id)
         return CLNZ_LAUNCH_DEFAULT;
     tune_result l;
     /* a listing only looks: it deletes nothing */
-    clnz_launch_source src = read_file(exact, id, 0, SIZE_MAX, &l, 0) == FILE_OK ? CLNZ_LAUNCH_TUNED
-                             : read_file(vendor, id, 1, SIZE_MAX, &l, 0) == FILE_OK
+    clnz_launch_source src = read_file(exact, id, 0, max_wg, &l, 0) == FILE_OK ? CLNZ_LAUNCH_TUNED
+                             : read_file(vendor, id, 1, max_wg, &l, 0) == FILE_OK
                                  ? CLNZ_LAUNCH_VENDOR
                                  : CLNZ_LAUNCH_DEFAULT;
     free(exact);
