@@ -42,12 +42,15 @@ void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *w
 {
     /* A previous call whose commands failed (a caller's event in its wait
      * list failed, say) has ended: nothing of it runs any more, so this call
-     * need not wait on it, and must not. A command whose wait list holds a
-     * failed event fails too (the spec), or never runs (PoCL 3.1): either
-     * way every later call on the context would fail or hang. */
-    if (ctx->last_event && event_status(ctx->last_event) < 0) {
+     * must not wait on it. A command whose wait list holds a failed event
+     * fails too (the spec), or never runs (PoCL 3.1): either way every later
+     * call on the context would fail or hang. Its commands failed at once,
+     * though, maybe while the call before it still ran (an out-of-order
+     * queue): this call waits on what that one waited on instead. */
+    while (ctx->last_event && event_status(ctx->last_event) < 0) {
         clReleaseEvent(ctx->last_event);
-        ctx->last_event = NULL;
+        ctx->last_event = ctx->prev_event;
+        ctx->prev_event = NULL;
     }
     ch->ctx = ctx;
     ch->n_wait = n_wait;
@@ -163,8 +166,9 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
             st = CL_CHECK(ctx, e, "clEnqueueMarkerWithWaitList");
     }
     if (st == CLNZ_SUCCESS) {
-        if (ctx->last_event)
-            clReleaseEvent(ctx->last_event);
+        if (ctx->prev_event)
+            clReleaseEvent(ctx->prev_event);
+        ctx->prev_event = ctx->last_event; /* what this call's first command waited on */
         ctx->last_event = ch->last;
         ctx->last_unwaited = ctx->debug && !ch->debug_wait;
         if (out_event) {

@@ -406,6 +406,8 @@ void clnz_context_release(clnz_context *c)
         clReleaseEvent(c->first_event);
     if (c->last_event)
         clReleaseEvent(c->last_event);
+    if (c->prev_event)
+        clReleaseEvent(c->prev_event);
     if (c->scratch)
         clReleaseMemObject(c->scratch);
     tensor_meta_release_all(c);

@@ -78,6 +78,7 @@ struct clnz_context {
     cl_mem scratch; /* tile counts and scan levels, grown on demand */
     size_t scratch_bytes;
     cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
+    cl_event prev_event; /* what that call waited on for the scratch (chain_begin's fallback) */
     int last_unwaited;   /* CLNZ_DEBUG: that call waited on a caller's event still pending */
 
     /* The first thread to record a message uses the embedded slot, so a

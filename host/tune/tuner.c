@@ -414,7 +414,9 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
         clReleaseEvent(ctx->first_event);
     if (ctx->last_event)
         clReleaseEvent(ctx->last_event);
-    ctx->first_event = ctx->last_event = NULL;
+    if (ctx->prev_event) /* waited for above, or the tuner's own */
+        clReleaseEvent(ctx->prev_event);
+    ctx->first_event = ctx->last_event = ctx->prev_event = NULL;
     clReleaseCommandQueue(q);
     if (st)
         return st;
