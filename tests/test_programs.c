@@ -561,6 +561,33 @@ static void test_bundle_refused(void **state)
     assert_null(ctx);
     assert_non_null(strstr(msg, "CLNZ_BUNDLE: bundle"));
     rm_rf(dir);
+
+    /* build options that change after the bundle was taken: its binaries
+     * are not what this context builds now (as for the program cache) */
+    dir = bundle_of(&u, 0);
+    char *cache, *fresh_cache;
+    ctx = loading_context(dir, CLNZ_STRATEGY_AUTO, &cache);
+    unsigned char x[4] = {0, 3, 0, 7};
+    int64_t shape[1] = {4}, z = -1;
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    const char *was = getenv("CLNZ_BUILD_OPTIONS");
+    char *kept = was ? strdup(was) : NULL;
+    setenv("CLNZ_BUILD_OPTIONS", "-DCLNZ_SOME_OTHER_OPTION=1", 1);
+    clnz_context *fresh = loading_context(NULL, CLNZ_STRATEGY_AUTO, &fresh_cache);
+    assert_int_equal(clnz_context_use_bundle(fresh, dir), CLNZ_ERROR_BUNDLE_REFUSED);
+    clnz_context_release(fresh);
+    rm_rf(fresh_cache);
+    assert_int_equal(clnz_count(ctx, &t, x, NULL, &z), CLNZ_ERROR_PROGRAM_UNAVAILABLE);
+    if (kept) /* and with the options it was built with, it serves the call */
+        setenv("CLNZ_BUILD_OPTIONS", kept, 1);
+    else
+        unsetenv("CLNZ_BUILD_OPTIONS");
+    free(kept);
+    TU_CHECK(ctx, clnz_count(ctx, &t, x, NULL, &z));
+    assert_int_equal(z, 2);
+    clnz_context_release(ctx);
+    rm_rf(cache);
+    rm_rf(dir);
 }
 
 /* ---- sources for an offline compiler, and binaries put in ---- */

@@ -185,7 +185,7 @@ static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *ou
     snprintf(opts, sizeof opts, "%s %s", common, p->options);
     uint64_t source_hash = program_source_hash(src);
     /* a bundle first: on a device without a compiler it is the only source */
-    cl_program prog = ctx->bundle ? bundle_load(ctx, p, source_hash, &st) : NULL;
+    cl_program prog = ctx->bundle ? bundle_load(ctx, p, source_hash, common, &st) : NULL;
     const char *from = "loaded from the bundle";
     /* a warm process loads the compiled program instead of compiling it */
     char key[1024];

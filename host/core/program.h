@@ -83,10 +83,12 @@ const unsigned char *program_cache_parse(const char *data, size_t size, const ch
 unsigned char *program_binary(cl_program prog, size_t *len);
 
 /* A program from the context's bundle (bundle.c), or NULL when the bundle
- * has no binary of it for this source; a binary the driver rejects is a
- * failure with the reason (st set), not a silent fallback. */
+ * has no binary of it for this source and these common build options
+ * (program_common_options, which may change after the bundle was taken);
+ * a binary the driver rejects is a failure with the reason (st set), not a
+ * silent fallback. */
 cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_hash,
-                       clnz_status *st);
+                       const char *common_options, clnz_status *st);
 /* Why the context has no program p: the declared use that needs it and the
  * bundle option that would include it (uses/variants.c, the one place that
  * knows which uses need which programs), as text for the error message. */

@@ -80,10 +80,12 @@ clnz_status clnz_context_use_bundle(clnz_context *ctx, const char *dir)
 }
 
 cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_hash,
-                       clnz_status *st)
+                       const char *common_options, clnz_status *st)
 {
     const manifest *m = &ctx->bundle->m;
     *st = CLNZ_SUCCESS;
+    if (strcmp(m->build_options, common_options) != 0)
+        return NULL; /* as the program cache's key, which holds them too */
     int i = 0;
     while (i < m->n && (m->entries[i].is_source || m->entries[i].source_hash != source_hash ||
                         strcmp(m->entries[i].file, p->file) != 0 ||
