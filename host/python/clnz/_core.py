@@ -488,8 +488,8 @@ class Context:
 
     @contextlib.contextmanager
     def _use(self):
-        """The library's handle, held for a call: close() in another thread
-        waits for the call to end before it releases the handle."""
+        """The library's handle, held for a call: a close() in another thread
+        meanwhile leaves the handle's release to the end of the call."""
         h = self._handle.take()
         try:
             yield h
