@@ -475,8 +475,9 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
  * says z. *count gets z; count_buf (NULL: none) also gets it, as a uint64
  * at count_offset bytes, for later commands on the device. On failure
  * *out_buf is NULL and nothing is left allocated; count_buf is untouched
- * but where z itself was the trouble (more entries than one allocation
- * holds: CLNZ_ERROR_TOO_LARGE after the count), and then holds z. */
+ * by a call refused before it counts (its arguments, a static size too
+ * large for one allocation), and may hold z after a failure past the count
+ * (z entries too many for one allocation, a failed allocation). */
 clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                size_t in_offset, const clnz_predicate *pred,
                                const clnz_nonzero_options *opts, cl_mem *out_buf,

@@ -15,9 +15,9 @@ static const char usage_warmup[] =
     "Compiles (or loads from CLNZ_BUNDLE or the program cache) every program the named\n"
     "uses need on the device, and leaves those it compiled in the program cache: the\n"
     "first call of every later process then compiles nothing (those CLNZ_BUNDLE gave\n"
-    "stay in the bundle, for processes that name it). A service calls clnz_warmup() (Python:\n"
-    "clnz.warmup()) at start for the same within one process. LISTs are comma-separated\n"
-    "names, or all:\n"
+    "stay in the bundle, for processes that name it). A service calls clnz_warmup()\n"
+    "(Python: clnz.warmup()) at start for the same within one process. LISTs are\n"
+    "comma-separated names, or all:\n"
     "  --dtypes      bool,u8,i8,u16,i16,u32,i32,u64,i64,f16,f32,f64 (default: all)\n"
     "  --ops         count,nonzero,batched,select,where,mask,scan,channels,image2d\n"
     "                (default: count,nonzero)\n"
@@ -69,8 +69,9 @@ int cmd_warmup(int argc, char **argv)
         /* the command's point is what later processes find there */
         char *dir = malloc(CACHE_PATH_ROOM);
         if (dir && !*clnz_cache_dir(dir, CACHE_PATH_ROOM))
-            fprintf(stderr, "clnz: warning: no cache folder (CLNZ_CACHE_DIR, XDG_CACHE_HOME and "
-                            "HOME unset): the programs are not kept for later processes\n");
+            fprintf(stderr, "clnz: warning: no cache folder (CLNZ_CACHE_DIR, an absolute "
+                            "XDG_CACHE_HOME, HOME: none set): the programs are not kept for "
+                            "later processes\n");
         free(dir);
     }
     cli_release(ctx, rc);

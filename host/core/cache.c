@@ -296,7 +296,8 @@ static int is_temp_name(const char *name)
  * file (not followed through a symlink) that starts with magic, or, for a
  * temporary, holds the start of magic or nothing yet (killed before its
  * first write) and is locked by no writer. Finished files only with
- * `finished` (clear; a sweep leaves them). 1 if it was removed. */
+ * `finished` (clear; a sweep leaves them). 1 if it was removed, -1 if it
+ * was clnz's and could not be, 0 if it was not clnz's (or is gone). */
 static int remove_if_ours(int dirfd, const char *name, const char *magic, int finished)
 {
     int temp = is_temp_name(name);
@@ -331,6 +332,8 @@ static int clean_folder(const char *folder, const char *magic, int finished, int
     int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
+        if (dfd < 0 && errno != ENOENT && kept) /* one it may not list: its files stay */
+            ++*kept;
         if (dfd >= 0)
             close(dfd);
         return 0;

@@ -14,10 +14,10 @@
 #define CACHE_MAGIC_TUNING "# clnz tuning result:"
 #define CACHE_MAGIC_PROGRAM "CLNZBIN1\n"
 
-/* $CLNZ_CACHE_DIR, else $XDG_CACHE_HOME/clnz, else ~/.cache/clnz, in a
- * malloc'd string; NULL if none can be named, or (*too_long set) if the
- * path is PATH_MAX bytes or more, which no file call takes: a path is
- * never cut to fit. */
+/* $CLNZ_CACHE_DIR, else $XDG_CACHE_HOME/clnz (if absolute), else
+ * ~/.cache/clnz, in a malloc'd string; NULL if none can be named, or
+ * (*too_long set) if the path is PATH_MAX bytes or more, which no file
+ * call takes: a path is never cut to fit. */
 char *cache_dir_resolve(int *too_long);
 /* dir + "/" + the formatted rest, malloc'd (NULL: out of memory). */
 char *cache_path(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
