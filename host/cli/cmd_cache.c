@@ -13,9 +13,9 @@ static const char usage_cache[] =
     "\n"
     "Prints the cache folder (tuning results and compiled programs); --clear deletes\n"
     "clnz's files in it. CLNZ_CACHE_DIR moves it (default $XDG_CACHE_HOME/clnz when\n"
-    "that is an absolute path, else ~/.cache/clnz). The folder is printed as is when it is "
-    "printable ASCII without\n"
-    "spaces, quotes or backslashes, else quoted as in error messages ('a\\nb').\n";
+    "that is an absolute path, else ~/.cache/clnz). The folder is printed as is when\n"
+    "it is printable ASCII without spaces, quotes or backslashes, else quoted as in\n"
+    "error messages ('a\\nb').\n";
 
 int cmd_cache(int argc, char **argv)
 {

@@ -55,7 +55,7 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
     if (!st)
         st = read_back_at(&ch, job->count, (size_t)job->count_off * sizeof z, sizeof z, &z);
     uint64_t entries = e->fixed != UINT64_MAX ? e->fixed : z;
-    if (!st)
+    if (!st && e->fixed == UINT64_MAX) /* a static size was checked above */
         st = result_fits(ctx, entries, e->entry_bytes);
     if (!st && entries && e->entry_bytes) {
         st = rw_buffer(ctx, (size_t)(entries * e->entry_bytes), out_buf,
