@@ -422,6 +422,36 @@ static void env_put_back(const char *name, char *kept)
     free(kept);
 }
 
+/* CLNZ_KERNEL_DIR at a test's folder, with a program cache of its own (a
+ * program built there lands in it, not in the suites' cache: its key holds
+ * this run's folder); kernel_dir_end puts the variables back. */
+typedef struct {
+    char *saved[3];
+    char cache[32];
+} kernel_dir_env;
+
+static const char *const kernel_dir_vars[3] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS",
+                                               "CLNZ_CACHE_DIR"};
+
+static void kernel_dir_begin(kernel_dir_env *k, const char *dir)
+{
+    for (int i = 0; i < 3; ++i)
+        k->saved[i] = env_keep(kernel_dir_vars[i]);
+    setenv("CLNZ_KERNEL_DIR", dir, 1);
+    snprintf(k->cache, sizeof k->cache, "/tmp/clnz-dircache-XXXXXX");
+    assert_non_null(mkdtemp(k->cache));
+    setenv("CLNZ_CACHE_DIR", k->cache, 1);
+}
+
+static void kernel_dir_end(kernel_dir_env *k)
+{
+    for (int i = 0; i < 3; ++i)
+        env_put_back(kernel_dir_vars[i], k->saved[i]);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", k->cache);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A kernel that does not compile: the status is OpenCL's, the message
  * carries the build log, and nothing crashes or leaks into later calls. */
 static void test_build_failure_reports_log(void **state)
@@ -461,16 +491,8 @@ static void test_build_options_with_kernel_dir(void **state)
     (void)state;
     char dir[] = "/tmp/clnz-optkernels-XXXXXX", path[300];
     scan_kernel_folder(dir, path, sizeof path, "#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n");
-    const char *names[3] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OPTIONS", "CLNZ_CACHE_DIR"};
-    char *saved[3];
-    for (int i = 0; i < 3; ++i)
-        saved[i] = env_keep(names[i]);
-    setenv("CLNZ_KERNEL_DIR", dir, 1);
-    /* a cache of its own: the program that builds lands there, not in the
-     * suites' cache (its key holds this run's folder) */
-    char cache[] = "/tmp/clnz-optcache-XXXXXX";
-    assert_non_null(mkdtemp(cache));
-    setenv("CLNZ_CACHE_DIR", cache, 1);
+    kernel_dir_env k;
+    kernel_dir_begin(&k, dir);
     cl_mem b = tu_buffer(64, NULL);
     const char *options[2] = {"-cl-opt-disable", "-cl-opt-disable -DCLNZ_TEST_MARK=1"};
     const cl_int want[2] = {CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME};
@@ -495,11 +517,7 @@ static void test_build_options_with_kernel_dir(void **state)
                      CLNZ_ERROR_KERNEL_SOURCE);
     assert_non_null(strstr(clnz_context_message(c), "CLNZ_KERNEL_DIR is too long: 239 bytes"));
     clnz_context_release(c);
-    for (int i = 0; i < 3; ++i)
-        env_put_back(names[i], saved[i]);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
-    assert_int_equal(system(cmd), 0);
+    kernel_dir_end(&k);
     remove(path);
     rmdir(dir);
     clReleaseMemObject(b);
@@ -514,14 +532,8 @@ static void test_kernel_dir_edits_to_included_files(void **state)
     char dir[] = "/tmp/clnz-inckernels-XXXXXX", path[300], inc[300];
     scan_kernel_folder(dir, path, sizeof path, "#include \"inc.cl\"\n");
     snprintf(inc, sizeof inc, "%s/inc.cl", dir);
-    const char *names[2] = {"CLNZ_KERNEL_DIR", "CLNZ_CACHE_DIR"};
-    char *saved[2];
-    for (int i = 0; i < 2; ++i)
-        saved[i] = env_keep(names[i]);
-    setenv("CLNZ_KERNEL_DIR", dir, 1);
-    char cache[] = "/tmp/clnz-inccache-XXXXXX";
-    assert_non_null(mkdtemp(cache));
-    setenv("CLNZ_CACHE_DIR", cache, 1);
+    kernel_dir_env k;
+    kernel_dir_begin(&k, dir);
     cl_mem b = tu_buffer(64, NULL);
     /* a program without the kernel (built, and cached), then one that fails */
     const char *texts[2] = {"/* no kernels yet */\n", "this is not C;\n"};
@@ -537,11 +549,7 @@ static void test_kernel_dir_edits_to_included_files(void **state)
                          want[i]);
         clnz_context_release(c);
     }
-    for (int i = 0; i < 2; ++i)
-        env_put_back(names[i], saved[i]);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
-    assert_int_equal(system(cmd), 0);
+    kernel_dir_end(&k);
     remove(inc);
     remove(path);
     rmdir(dir);
