@@ -200,7 +200,10 @@ run: deps all
 	$(PYTHON) scripts/run-sample
 
 # Every kernel file compiles on its own as OpenCL C 1.2, for every dtype
-# (clang's OpenCL front end; skipped where clang is missing).
+# (clang's OpenCL front end; skipped where clang is missing), and defines
+# every function it calls when built without optimizations: a C99 'inline'
+# function has no definition of its own, so with -cl-opt-disable NVIDIA's
+# compiler failed ("ptxas fatal: Unresolved extern function").
 CLANG ?= clang
 check-kernels:
 	@if ! command -v $(CLANG) >/dev/null; then echo "check-kernels: no clang, skipped"; exit 0; fi; \
@@ -229,7 +232,15 @@ check-kernels:
 	  $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	    -DCLNZ_DTYPE=$$o kernels/image.cl; \
 	done; \
-	echo "check-kernels: every kernel file compiles alone as OpenCL C 1.2"
+	for f in $(KERNEL_ALL); do \
+	  undef=$$($(CLANG) -x cl -cl-std=CL1.2 -O0 -w -emit-llvm -S -o - \
+	    -Xclang -finclude-default-header \
+	    -Ikernels -DCLNZ_DTYPE=0 -DVALUE_BYTES=4 -DSCAN_T=uint $$f | \
+	    sed -n 's/^declare .* @\([A-Za-z0-9_.]*\)(.*/\1/p' | grep -v '^_Z\|^llvm\.\|^__' || true); \
+	  if [ -n "$$undef" ]; then echo "check-kernels: $$f calls $$undef without defining it" \
+	    "at -O0 (C99 'inline' gives no definition: use 'static inline')"; exit 1; fi; \
+	done; \
+	echo "check-kernels: every kernel file compiles alone as OpenCL C 1.2, and defines what it calls"
 
 # Two tiers. make test (the README's test command, and CI's first step): every
 # operation, dtype family, layout, strategy and error class at small sizes,

@@ -69,7 +69,7 @@ typedef volatile __global uint lb_state_t;
 #define LB_VALUE30 0x3fffffffu
 
 /* ---- tile states ---- */
-inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
+static inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 {
 #if LB_ATOM64
     atom_xchg(&st[t], ((ulong)flag << 62) | value);
@@ -80,7 +80,7 @@ inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 }
 
 /* The flag (ABI_TILE_INVALID while none is whole) and value of tile t. */
-inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
+static inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
 {
 #if LB_ATOM64
     ulong w = atom_add(&st[t], 0UL); /* atom_or is an extended atomic: add 0 reads */
@@ -97,7 +97,7 @@ inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
 
 /* ---- elements ---- */
 /* Where flat element g lies in memory (element units, from in_off). */
-inline long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
+static inline long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
 {
     if (contiguous)
         return (long)g;
@@ -111,9 +111,9 @@ inline long lb_offset(ulong g, int rank, __global const long *meta, int contiguo
 }
 
 /* Is element g (of n) selected? 0 past the end. */
-inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n, int rank,
-                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                        uint invert)
+static inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n, int rank,
+                               __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                               uint invert)
 {
     if (g >= n)
         return 0;
@@ -122,9 +122,9 @@ inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n
 
 /* The selected elements of tile p, counted by one work-item (the fallback
  * of a look-back that waited too long for p to publish). */
-inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
-                           __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                           uint invert, ulong p, uint items)
+static inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
+                                  __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                                  uint invert, ulong p, uint items)
 {
     ulong tile = get_local_size(0) * (ulong)items, start = p * tile, c = 0;
     for (ulong i = start; i < start + tile && i < n; ++i)
@@ -144,9 +144,9 @@ typedef union {
 /* Entry `slot` for flat element f: its coordinates (column j of a width-W
  * entry is dimension rank - W + j, zero before dimension 0; reverse: the
  * columns in the opposite order) or, flat, f itself. */
-inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layout,
-                          int width, int reverse, int idx_bytes, ulong slot, ulong f, int rank,
-                          __global const long *meta)
+static inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layout,
+                                 int width, int reverse, int idx_bytes, ulong slot, ulong f,
+                                 int rank, __global const long *meta)
 {
     if (layout == ABI_LAYOUT_FLAT) {
         put_index(out, out_off + slot, (long)f, idx_bytes);
