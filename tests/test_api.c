@@ -483,6 +483,39 @@ static void test_build_failure_reports_log(void **state)
     clReleaseMemObject(b);
 }
 
+/* A forced strategy whose kernel does not build is an error that says so.
+ * Its launch plan used to divide by the shape it never got: SIGFPE on
+ * NVIDIA, where lookback.cl did not build with -cl-opt-disable. */
+static void test_forced_strategy_that_does_not_build(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clnz-lbkernels-XXXXXX", path[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/lookback.cl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("this is not C;\n", f);
+    fclose(f);
+    kernel_dir_env k;
+    kernel_dir_begin(&k, dir);
+    enum { N = 100000 }; /* many tiles */
+    static uint8_t d[N];
+    for (int i = 0; i < N; ++i)
+        d[i] = (uint8_t)(i % 3 == 0);
+    int64_t shape[] = {N}, count = -1;
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+    assert_int_equal(clnz_context_set_strategy(c, CLNZ_STRATEGY_LOOKBACK), CLNZ_SUCCESS);
+    assert_int_equal(clnz_count(c, &t, d, NULL, &count), CLNZ_ERROR_UNSUPPORTED_STRATEGY);
+    assert_non_null(strstr(clnz_context_message(c), "its kernel did not build"));
+    assert_int_equal(count, -1);
+    clnz_context_release(c);
+    kernel_dir_end(&k);
+    remove(path);
+    rmdir(dir);
+}
+
 /* CLNZ_BUILD_OPTIONS reaches the kernels of CLNZ_KERNEL_DIR too (it once
  * applied to the embedded ones only): a kernel file that compiles only with
  * the option's macro builds, and then lacks the kernel that a scan asks for. */
@@ -834,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_wrapped_context),
         cmocka_unit_test(test_debug_with_pending_user_event),
         cmocka_unit_test(test_build_failure_reports_log),
+        cmocka_unit_test(test_forced_strategy_that_does_not_build),
         cmocka_unit_test(test_build_options_with_kernel_dir),
         cmocka_unit_test(test_kernel_dir_edits_to_included_files),
         cmocka_unit_test(test_issue16_item11_empty_tensor_with_huge_extents),

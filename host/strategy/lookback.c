@@ -51,7 +51,9 @@ static clnz_status plan_make(clnz_context *ctx, const nz_job *job, lb_plan *p)
     if (!st)
         st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
                          items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
-    p->tiles = plan_tiles(job->t.n, &p->cfg);
+    /* no launch shape after a failure: dividing by it crashed (SIGFPE on
+     * NVIDIA, where a kernel failed to build) */
+    p->tiles = st ? 0 : plan_tiles(job->t.n, &p->cfg);
     return st;
 }
 

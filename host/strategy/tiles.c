@@ -42,7 +42,7 @@ clnz_status tile_kit_make(clnz_context *ctx, const nz_job *job, tile_kit *kit)
     cl_kernel ks[3] = {kit->count_k, kit->write_k, kit->batch_k};
     st = plan_launch(ctx, TUNE_TWO_PASS, ks, kit->batch_k ? 3 : 2, items, sizeof(cl_ulong),
                      &kit->cfg);
-    kit->tiles = plan_tiles(job->t.n, &kit->cfg);
+    kit->tiles = st ? 0 : plan_tiles(job->t.n, &kit->cfg); /* no shape after a failure */
     return st;
 }
 
