@@ -16,7 +16,11 @@
  *      and the tile's aggregate;
  *   3. look-back: the tile publishes its aggregate, then reads the state of
  *      tiles t-1, t-2, ... adding aggregates until it finds an inclusive
- *      prefix, and publishes its own inclusive prefix;
+ *      prefix, and publishes its own inclusive prefix. The states are read
+ *      LB_WINDOW at a time, as independent reads: a read of tile states
+ *      costs a round trip to the device's L2, and one read after another
+ *      made the look-back, not memory, the limit on a GPU (H100: 300 GB/s,
+ *      a tenth of a copy, with LB_WINDOW 1);
  *   4. write: each run stages the tile-local index of its selected elements
  *      in local memory, in order; then consecutive work-items write
  *      consecutive entries (coordinates, flat indices or x's values) at the
@@ -44,9 +48,28 @@
  * predecessor still in its invalid state and counts that predecessor's
  * elements itself from the input (read-only, so always possible), then
  * goes on to the tile before it: the pass cannot deadlock on any device.
- * The look-back is work-item 0's alone, so no barrier sits in a loop. */
+ * LB_SPIN counts window reads that found the nearest unread predecessor
+ * still invalid. The look-back is work-item 0's alone, so no barrier sits
+ * in a loop. */
 #ifndef LB_SPIN
 #define LB_SPIN 4096
+#endif
+#ifndef LB_WINDOW
+#define LB_WINDOW 32 /* host/core/context.h: LOOKBACK_WINDOW */
+#endif
+/* LB_TEST_SPARSE=k (tests alone, k >= 2): tile t publishes its inclusive
+ * prefix only when t % k == 0, and nothing at all when t % k == 1, so that
+ * look-backs add up aggregates over several windows and fall back on a
+ * silent predecessor wherever the device runs tiles in order (PoCL,
+ * Oclgrind), where those paths would otherwise never run. */
+#ifndef LB_TEST_SPARSE
+#define LB_TEST_SPARSE 0
+#endif
+/* LB_PLAIN_READ=1 reads tile states with volatile loads instead of atomic
+ * ones (an experiment for GPUs, where loads are single-copy atomic; not
+ * OpenCL 1.2's promise, so never on by default). */
+#ifndef LB_PLAIN_READ
+#define LB_PLAIN_READ 0
 #endif
 #ifndef LB_ATOM64
 #define LB_ATOM64 0
@@ -83,11 +106,19 @@ static inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 static inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
 {
 #if LB_ATOM64
+#if LB_PLAIN_READ
+    ulong w = st[t];
+#else
     ulong w = atom_add(&st[t], 0UL); /* atom_or is an extended atomic: add 0 reads */
+#endif
     *value = w & ((1UL << 62) - 1);
     return (uint)(w >> 62);
 #else
+#if LB_PLAIN_READ
+    uint a = st[2 * t], b = st[2 * t + 1];
+#else
     uint a = atomic_add(&st[2 * t], 0u), b = atomic_add(&st[2 * t + 1], 0u);
+#endif
     if ((a >> 30) != (b >> 30))
         return ABI_TILE_INVALID;
     *value = (ulong)(a & LB_VALUE30) | ((ulong)(b & LB_VALUE30) << 30);
@@ -226,20 +257,44 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
      * every work-item takes the same path) */
     if (l == 0) {
         ulong excl = 0;
-        uint f = ABI_TILE_AGGREGATE;
+        int silent = LB_TEST_SPARSE > 1 && t % LB_TEST_SPARSE == 1;
+        int prefix = LB_TEST_SPARSE < 2 || t % LB_TEST_SPARSE == 0;
         /* tile 0's aggregate is its inclusive prefix */
-        lb_publish(status, t, t ? ABI_TILE_AGGREGATE : ABI_TILE_PREFIX, aggregate);
-        for (ulong p = t; p > 0 && f != ABI_TILE_PREFIX; --p) {
-            ulong v = 0;
-            f = ABI_TILE_INVALID;
-            for (uint k = 0; k <= LB_SPIN && f == ABI_TILE_INVALID; ++k)
-                f = lb_read(status, p - 1, &v);
-            if (f == ABI_TILE_INVALID) /* waited long enough: count it ourselves */
-                v = lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1,
-                                  items);
-            excl += v;
+        if (!silent)
+            lb_publish(status, t, t ? ABI_TILE_AGGREGATE : ABI_TILE_PREFIX, aggregate);
+        /* p: tiles p-1, p-2, ... are still to add; blocked: window reads in
+         * a row that found tile p-1 invalid */
+        for (ulong p = t, blocked = 0; p > 0;) {
+            uint f[LB_WINDOW];
+            ulong v[LB_WINDOW];
+            uint w = p < LB_WINDOW ? (uint)p : LB_WINDOW;
+            for (uint k = 0; k < LB_WINDOW; ++k) /* fixed trip counts: unrolled, in registers */
+                f[k] = k < w ? lb_read(status, p - 1 - k, &v[k]) : ABI_TILE_INVALID;
+            /* add the window's aggregates up to the first prefix or invalid */
+            uint taken = 0, stop = 0, found = 0;
+            ulong sum = 0;
+            for (uint k = 0; k < LB_WINDOW; ++k) {
+                if (stop || f[k] == ABI_TILE_INVALID) {
+                    stop = 1;
+                    continue;
+                }
+                sum += v[k];
+                ++taken;
+                stop = found = f[k] == ABI_TILE_PREFIX;
+            }
+            excl += sum;
+            p -= taken;
+            if (found)
+                break;
+            blocked = taken ? 0 : blocked + 1;
+            if (blocked > LB_SPIN) { /* waited long enough: count it ourselves */
+                excl += lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1,
+                                      items);
+                --p;
+                blocked = 0;
+            }
         }
-        if (t)
+        if (t && prefix)
             lb_publish(status, t, ABI_TILE_PREFIX, excl + aggregate);
         excl_prefix = excl;
     }

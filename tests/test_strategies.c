@@ -6,8 +6,10 @@
  * and the device-resident calls, on contiguous, reversed and transposed
  * views, at several launch shapes. The look-back strategy also runs with
  * its fallback forced (a tile that finds its predecessor unpublished counts
- * it itself: CLNZ_LOOKBACK_SPIN=0) and with 32-bit tile states
- * (CLNZ_LOOKBACK_ATOMICS=32). A forced strategy that cannot serve a call
+ * it itself: CLNZ_LOOKBACK_SPIN=0), with 32-bit tile states
+ * (CLNZ_LOOKBACK_ATOMICS=32), with look-back windows of 1 and 3 states
+ * (CLNZ_LOOKBACK_WINDOW) and with tiles that publish sparsely
+ * (CLNZ_LOOKBACK_TEST_SPARSE). A forced strategy that cannot serve a call
  * fails with CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why; auto takes one
  * launch for an input of one tile. */
 #include "testutil.h"
@@ -479,16 +481,26 @@ static void test_lookback_vector_loads(void **state)
 }
 
 /* The look-back's other paths: every tile falls back on finding its
- * predecessor unpublished (no waiting at all), and tile states in two
- * 32-bit words. Both give the same results. */
+ * predecessor unpublished (no waiting at all), tile states in two 32-bit
+ * words, and states read one and three at a time. Tiles that publish
+ * sparsely (CLNZ_LOOKBACK_TEST_SPARSE: a prefix every 5th tile, nothing
+ * from the one after it) make look-backs add aggregates over several
+ * windows and count silent tiles themselves, which tiles run in order (as
+ * here) never do. All give the same results. */
 static void test_lookback_fallback_and_32bit_states(void **state)
 {
     (void)state;
-    const char *env[][2] = {{"CLNZ_LOOKBACK_SPIN", "0"}, {"CLNZ_LOOKBACK_ATOMICS", "32"}};
-    for (int e = 0; e < 2; ++e) {
-        setenv(env[e][0], env[e][1], 1);
+    const char *env[][4] = {{"CLNZ_LOOKBACK_SPIN", "0"},
+                            {"CLNZ_LOOKBACK_ATOMICS", "32"},
+                            {"CLNZ_LOOKBACK_WINDOW", "1", "CLNZ_LOOKBACK_TEST_SPARSE", "5"},
+                            {"CLNZ_LOOKBACK_WINDOW", "3", "CLNZ_LOOKBACK_TEST_SPARSE", "5"},
+                            {"CLNZ_LOOKBACK_SPIN", "0", "CLNZ_LOOKBACK_TEST_SPARSE", "7"}};
+    for (size_t e = 0; e < sizeof env / sizeof *env; ++e) {
+        for (int v = 0; v < 4 && env[e][v]; v += 2)
+            setenv(env[e][v], env[e][v + 1], 1);
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
-        unsetenv(env[e][0]);
+        for (int v = 0; v < 4 && env[e][v]; v += 2)
+            unsetenv(env[e][v]);
     }
 }
 

@@ -150,7 +150,8 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
 }
 
 /* The look-back kernel's variant: 64-bit atomics if the device has them,
- * and the spin bound (see kernels/lookback.cl), with their test overrides. */
+ * the spin bound and the window of states read at once (see
+ * kernels/lookback.cl), with their test overrides. */
 static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
 {
     size_t len = 0;
@@ -159,7 +160,10 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
         ext[0] = '\0';
     c->lookback_atom64 = strstr(ext, "cl_khr_int64_base_atomics") != NULL;
     c->lookback_spin = 4096;
+    c->lookback_window = LOOKBACK_WINDOW;
     const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS"), *spin = getenv("CLNZ_LOOKBACK_SPIN");
+    const char *window = getenv("CLNZ_LOOKBACK_WINDOW");
+    const char *sparse = getenv("CLNZ_LOOKBACK_TEST_SPARSE");
     if (atomics && *atomics) {
         if (strcmp(atomics, "32") == 0)
             c->lookback_atom64 = 0;
@@ -177,6 +181,29 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
                            "a number of reads, 0 to 10^9");
         }
         c->lookback_spin = (unsigned)v;
+    }
+    if (window && *window) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(window, &end, 10);
+        if (errno || *end || end == window || *window == '-' || v < 1 || v > LOOKBACK_WINDOW_MAX) {
+            char takes[64];
+            snprintf(takes, sizeof takes, "a number of tile states read at once, 1 to %d",
+                     LOOKBACK_WINDOW_MAX);
+            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_WINDOW", window, takes);
+        }
+        c->lookback_window = (unsigned)v;
+    }
+    c->lookback_test_sparse = 0;
+    if (sparse && *sparse) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(sparse, &end, 10);
+        if (errno || *end || end == sparse || *sparse == '-' || v > 1000) {
+            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_TEST_SPARSE", sparse,
+                           "0 (off) or every how many tiles one publishes its prefix, to 1000");
+        }
+        c->lookback_test_sparse = (unsigned)v;
     }
     return CLNZ_SUCCESS;
 }

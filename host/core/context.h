@@ -14,6 +14,11 @@
 #define CLNZ_MESSAGE_MAX 512
 /* Items per work-item above this only serialize the work: a sanity bound. */
 #define CLNZ_MAX_ITEMS 65536
+/* Tile states a look-back reads at once (kernels/lookback.cl's LB_WINDOW):
+ * the default, and the most CLNZ_LOOKBACK_WINDOW takes (work-item 0 holds
+ * a window in registers). */
+#define LOOKBACK_WINDOW 32
+#define LOOKBACK_WINDOW_MAX 64
 
 typedef struct {
     char key[224];      /* file, build options (PROGRAM_OPTIONS_MAX) and kernel name */
@@ -97,11 +102,15 @@ struct clnz_context {
     clnz_strategy forced_strategy;
     clnz_strategy preferred_strategy;
     /* The look-back kernel's build: 64-bit tile states where the device has
-     * cl_khr_int64_base_atomics, and how long a tile waits on a predecessor
-     * before counting it itself. CLNZ_LOOKBACK_ATOMICS=32 and
-     * CLNZ_LOOKBACK_SPIN=N override both (tests force every path). */
+     * cl_khr_int64_base_atomics, how long a tile waits on a predecessor
+     * before counting it itself, and how many predecessors' states it reads
+     * at once. CLNZ_LOOKBACK_ATOMICS=32, CLNZ_LOOKBACK_SPIN=N and
+     * CLNZ_LOOKBACK_WINDOW=N override them (tests force every path);
+     * CLNZ_LOOKBACK_TEST_SPARSE=k makes tiles publish sparsely (tests). */
     int lookback_atom64;
     unsigned lookback_spin;
+    unsigned lookback_window;
+    unsigned lookback_test_sparse;
     /* The writing pass's non-temporal stores (kernels/nt_store.cl): -1 the
      * output's size decides (strategy/tiles.c), 0 never, 1 wherever the
      * kernel would (CLNZ_STREAM_STORES=0/1: tests force both). */

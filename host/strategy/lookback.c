@@ -32,8 +32,11 @@ static size_t items_that_fit(const clnz_context *ctx, size_t items)
 static void lookback_program(const clnz_context *ctx, const job_kind *k, program_ref *r)
 {
     program_element(r, "lookback", k->dtype, k->pred_nonzero);
-    program_append(r, " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u",
-                   k->value_bytes ? k->value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin);
+    program_append(r, " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u -DLB_WINDOW=%u",
+                   k->value_bytes ? k->value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin,
+                   ctx->lookback_window);
+    if (ctx->lookback_test_sparse)
+        program_append(r, " -DLB_TEST_SPARSE=%u", ctx->lookback_test_sparse);
 }
 
 static clnz_status build(clnz_context *ctx, const job_kind *kind, cl_kernel *k)
