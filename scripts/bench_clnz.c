@@ -1,7 +1,7 @@
 /* bench_clnz.c: times clnz on one .npy file for scripts/bench (a thin client
  * of include/clnz.h, like the clnz command).
  *
- *   build/bench_clnz FILE.npy RUNS [--strategies]
+ *   build/bench_clnz FILE.npy RUNS [--strategies [WGxITEMS]]
  *
  * Prints one JSON object: median and min wall times (ms) over RUNS runs of
  * each kind, in three rounds that take turns (each kind's share of a round
@@ -20,7 +20,8 @@
  * per strategy that serves the input (auto, two-pass, lookback), device
  * nonzero, count and select (x[x != 0]), and "copy": clEnqueueCopyBuffer of
  * the input's bytes device to device, the bandwidth they are held to; and
- * the device's name and driver.
+ * the device's name and driver. WGxITEMS forces every kernel's launch
+ * (clnz_context_set_launch): scripts/bench --gpu-sweep's launch shapes.
  */
 #include "io/io.h"
 #include "clnz.h"
@@ -156,6 +157,12 @@ int main(int argc, char **argv)
     cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8, NULL, &e);
     double *tm = malloc(sizeof(double) * (size_t)(runs + 1));
     if (argc > 3 && strcmp(argv[3], "--strategies") == 0) {
+        unsigned wg = 0, items = 0;
+        if (argc > 4 && (sscanf(argv[4], "%ux%u", &wg, &items) != 2 ||
+                         clnz_context_set_launch(ctx, wg, items) != CLNZ_SUCCESS)) {
+            fprintf(stderr, "bench_clnz: launch %s: %s\n", argv[4], clnz_context_message(ctx));
+            return 1;
+        }
         int rc = strategies(ctx, &t, in, out, cnt, n * es, (uint64_t)z, runs, tm);
         printf(", \"z\": %lld}\n", (long long)z);
         return rc;
