@@ -54,6 +54,9 @@
 #ifndef LB_SPIN
 #define LB_SPIN 4096
 #endif
+#ifndef LB_STRIDE
+#define LB_STRIDE 1
+#endif
 #ifndef LB_WINDOW
 #define LB_WINDOW 32 /* host/core/context.h: LOOKBACK_WINDOW */
 #endif
@@ -90,15 +93,19 @@ typedef volatile __global uint lb_state_t;
 #endif
 
 #define LB_VALUE30 0x3fffffffu
+/* The first word of tile t's state: LB_STRIDE 8-byte slots apart, so that
+ * neighbouring tiles' states can sit in different cache lines (and L2
+ * slices), where their atomics need not queue behind one another. */
+#define LB_SLOT(t) ((t) * LB_STRIDE * LB_WORDS)
 
 /* ---- tile states ---- */
 static inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 {
 #if LB_ATOM64
-    atom_xchg(&st[t], ((ulong)flag << 62) | value);
+    atom_xchg(&st[LB_SLOT(t)], ((ulong)flag << 62) | value);
 #else
-    atomic_xchg(&st[2 * t], (flag << 30) | (uint)(value & LB_VALUE30));
-    atomic_xchg(&st[2 * t + 1], (flag << 30) | (uint)((value >> 30) & LB_VALUE30));
+    atomic_xchg(&st[LB_SLOT(t)], (flag << 30) | (uint)(value & LB_VALUE30));
+    atomic_xchg(&st[LB_SLOT(t) + 1], (flag << 30) | (uint)((value >> 30) & LB_VALUE30));
 #endif
 }
 
@@ -107,17 +114,17 @@ static inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
 {
 #if LB_ATOM64
 #if LB_PLAIN_READ
-    ulong w = st[t];
+    ulong w = st[LB_SLOT(t)];
 #else
-    ulong w = atom_add(&st[t], 0UL); /* atom_or is an extended atomic: add 0 reads */
+    ulong w = atom_add(&st[LB_SLOT(t)], 0UL); /* atom_or is an extended atomic: add 0 reads */
 #endif
     *value = w & ((1UL << 62) - 1);
     return (uint)(w >> 62);
 #else
 #if LB_PLAIN_READ
-    uint a = st[2 * t], b = st[2 * t + 1];
+    uint a = st[LB_SLOT(t)], b = st[LB_SLOT(t) + 1];
 #else
-    uint a = atomic_add(&st[2 * t], 0u), b = atomic_add(&st[2 * t + 1], 0u);
+    uint a = atomic_add(&st[LB_SLOT(t)], 0u), b = atomic_add(&st[LB_SLOT(t) + 1], 0u);
 #endif
     if ((a >> 30) != (b >> 30))
         return ABI_TILE_INVALID;
@@ -200,7 +207,7 @@ static inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capac
 }
 
 /* emit: ABI_EMIT_COUNT, ABI_EMIT_COORDS or ABI_EMIT_VALUES (kernels/abi.h).
- * status: LB_WORDS words per tile and then the tile counter, zeroed before
+ * status: a state per tile (LB_SLOT) and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
  * elements before flat index b * item_elems, for b < batches. flags: TILE
  * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. vec16B:
@@ -221,7 +228,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
     __local ulong tile_id, excl_prefix;
     uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
     if (l == 0) /* the tiles' counter follows their states */
-        tile_id = atomic_inc((volatile __global uint *)(status + LB_WORDS * tiles));
+        tile_id = atomic_inc((volatile __global uint *)(status + LB_SLOT(tiles)));
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong t = tile_id, start = t * (ulong)wg * items;
 

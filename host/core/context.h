@@ -110,6 +110,7 @@ struct clnz_context {
     int lookback_atom64;
     unsigned lookback_spin;
     unsigned lookback_window;
+    unsigned lookback_stride; /* 8-byte slots per tile state (CLNZ_LOOKBACK_STRIDE) */
     unsigned lookback_test_sparse;
     /* The writing pass's non-temporal stores (kernels/nt_store.cl): -1 the
      * output's size decides (strategy/tiles.c), 0 never, 1 wherever the
