@@ -221,7 +221,7 @@ check-kernels:
 	  done; done; \
 	  for a in 0 1; do \
 	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
-	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=8 -DLB_ATOM64=$$a -DLB_PLAIN_READ=$$a -DLB_STRIDE=3 \
+	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=8 -DLB_ATOM64=$$a -DLB_PLAIN_READ=$$a \
 	      kernels/lookback.cl; \
 	  done; \
 	done; \

@@ -500,7 +500,6 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
              "CLNZ_LOOKBACK_SPIN": "a number of reads", "CLNZ_LOOKBACK_ATOMICS": "32, or 64",
              "CLNZ_LOOKBACK_WINDOW": "a number of tile states read at once, 1 to 64",
              "CLNZ_LOOKBACK_TEST_SPARSE": "0 (off) or every how many tiles",
-             "CLNZ_LOOKBACK_STRIDE": "8-byte slots from one tile state to the next, 1 to 64",
              "CLNZ_MAX_ALLOC": "not a byte count",
              "CLNZ_STREAM_STORES": "1 (non-temporal stores where the kernel can) or 0",
              "CLNZ_COUNT_LOCKSTEP": "1 (counts along axes step their work-items together) or 0",

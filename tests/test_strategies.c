@@ -482,8 +482,7 @@ static void test_lookback_vector_loads(void **state)
 
 /* The look-back's other paths: every tile falls back on finding its
  * predecessor unpublished (no waiting at all), tile states in two 32-bit
- * words, states read one and three at a time, and states 3 and 5 slots
- * apart (CLNZ_LOOKBACK_STRIDE). Tiles that publish
+ * words, and states read one and three at a time. Tiles that publish
  * sparsely (CLNZ_LOOKBACK_TEST_SPARSE: a prefix every 5th tile, nothing
  * from the one after it) make look-backs add aggregates over several
  * windows and count silent tiles themselves, which tiles run in order (as
@@ -491,17 +490,16 @@ static void test_lookback_vector_loads(void **state)
 static void test_lookback_fallback_and_32bit_states(void **state)
 {
     (void)state;
-    const char *env[][6] = {{"CLNZ_LOOKBACK_SPIN", "0"},
-                            {"CLNZ_LOOKBACK_ATOMICS", "32", "CLNZ_LOOKBACK_STRIDE", "5"},
+    const char *env[][4] = {{"CLNZ_LOOKBACK_SPIN", "0"},
+                            {"CLNZ_LOOKBACK_ATOMICS", "32"},
                             {"CLNZ_LOOKBACK_WINDOW", "1", "CLNZ_LOOKBACK_TEST_SPARSE", "5"},
-                            {"CLNZ_LOOKBACK_WINDOW", "3", "CLNZ_LOOKBACK_TEST_SPARSE", "5",
-                             "CLNZ_LOOKBACK_STRIDE", "3"},
+                            {"CLNZ_LOOKBACK_WINDOW", "3", "CLNZ_LOOKBACK_TEST_SPARSE", "5"},
                             {"CLNZ_LOOKBACK_SPIN", "0", "CLNZ_LOOKBACK_TEST_SPARSE", "7"}};
     for (size_t e = 0; e < sizeof env / sizeof *env; ++e) {
-        for (int v = 0; v < 6 && env[e][v]; v += 2)
+        for (int v = 0; v < 4 && env[e][v]; v += 2)
             setenv(env[e][v], env[e][v + 1], 1);
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
-        for (int v = 0; v < 6 && env[e][v]; v += 2)
+        for (int v = 0; v < 4 && env[e][v]; v += 2)
             unsetenv(env[e][v]);
     }
 }

@@ -164,7 +164,6 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS"), *spin = getenv("CLNZ_LOOKBACK_SPIN");
     const char *window = getenv("CLNZ_LOOKBACK_WINDOW");
     const char *sparse = getenv("CLNZ_LOOKBACK_TEST_SPARSE");
-    const char *stride = getenv("CLNZ_LOOKBACK_STRIDE");
     if (atomics && *atomics) {
         if (strcmp(atomics, "32") == 0)
             c->lookback_atom64 = 0;
@@ -194,17 +193,6 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
             return bad_env(msg, msg_size, "CLNZ_LOOKBACK_WINDOW", window, takes);
         }
         c->lookback_window = (unsigned)v;
-    }
-    c->lookback_stride = 1;
-    if (stride && *stride) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(stride, &end, 10);
-        if (errno || *end || end == stride || *stride == '-' || v < 1 || v > 64) {
-            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_STRIDE", stride,
-                           "8-byte slots from one tile state to the next, 1 to 64");
-        }
-        c->lookback_stride = (unsigned)v;
     }
     c->lookback_test_sparse = 0;
     if (sparse && *sparse) {

@@ -17,7 +17,7 @@
 /* Tile states a look-back reads at once (kernels/lookback.cl's LB_WINDOW):
  * the default, and the most CLNZ_LOOKBACK_WINDOW takes (work-item 0 holds
  * a window in registers). */
-#define LOOKBACK_WINDOW 32
+#define LOOKBACK_WINDOW     1
 #define LOOKBACK_WINDOW_MAX 64
 
 typedef struct {
@@ -110,7 +110,6 @@ struct clnz_context {
     int lookback_atom64;
     unsigned lookback_spin;
     unsigned lookback_window;
-    unsigned lookback_stride; /* 8-byte slots per tile state (CLNZ_LOOKBACK_STRIDE) */
     unsigned lookback_test_sparse;
     /* The writing pass's non-temporal stores (kernels/nt_store.cl): -1 the
      * output's size decides (strategy/tiles.c), 0 never, 1 wherever the

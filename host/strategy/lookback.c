@@ -32,10 +32,9 @@ static size_t items_that_fit(const clnz_context *ctx, size_t items)
 static void lookback_program(const clnz_context *ctx, const job_kind *k, program_ref *r)
 {
     program_element(r, "lookback", k->dtype, k->pred_nonzero);
-    program_append(r,
-                   " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u -DLB_WINDOW=%u -DLB_STRIDE=%u",
+    program_append(r, " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u -DLB_WINDOW=%u",
                    k->value_bytes ? k->value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin,
-                   ctx->lookback_window, ctx->lookback_stride);
+                   ctx->lookback_window);
     if (ctx->lookback_test_sparse)
         program_append(r, " -DLB_TEST_SPARSE=%u", ctx->lookback_test_sparse);
 }
@@ -110,9 +109,8 @@ static clnz_status run(chain *ch, nz_job *job)
         return job_empty(ch, job);
     lb_plan p;
     clnz_status st = plan_make(ctx, job, &p);
-    /* 8 bytes a slot (one 64-bit word or two 32-bit ones), lookback_stride
-     * slots a tile, then the counter */
-    uint64_t state_bytes = p.tiles * 8 * ctx->lookback_stride + sizeof(cl_uint);
+    /* 8 bytes a tile (one 64-bit word or two 32-bit ones), then the counter */
+    uint64_t state_bytes = p.tiles * 8 + sizeof(cl_uint);
     if (!st)
         st = plan_scratch(ctx, (size_t)state_bytes);
     if (!st)
