@@ -123,7 +123,11 @@ static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *
     /* items per work-item: long chunks on CPUs, short ones on GPUs */
     static const size_t cpu_full[] = {64, 256, 1024, 4096, 16384}, cpu_quick[] = {1024, 4096};
     static const size_t gpu_full[] = {1, 2, 4, 8, 16}, gpu_quick[] = {2, 4, 8};
-    const size_t *src = ctx->is_cpu ? (quick ? cpu_quick : cpu_full) : (quick ? gpu_quick : gpu_full);
+    /* the look-back pays per tile: larger tiles (launch_plan.c's defaults) */
+    static const size_t lb_full[] = {4, 8, 16, 32, 64}, lb_quick[] = {8, 16, 32};
+    const size_t *src = ctx->is_cpu          ? (quick ? cpu_quick : cpu_full)
+                        : f == TUNE_LOOKBACK ? (quick ? lb_quick : lb_full)
+                                             : (quick ? gpu_quick : gpu_full);
     int nsrc = ctx->is_cpu ? (quick ? 2 : 5) : (quick ? 3 : 5);
     for (int i = 0; i < nsrc; ++i)
         items[ni++] = src[i];
