@@ -511,6 +511,12 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                                                                           **{name: value})))
             assert line.startswith(f"clnz: {name}={io_quote(value)}: {why}"), line
             assert not out.exists()
+    for name, value in (("CLNZ_LOOKBACK_WINDOW", "0"), ("CLNZ_LOOKBACK_WINDOW", "65"),
+                        ("CLNZ_LOOKBACK_TEST_SPARSE", "1"), ("CLNZ_LOOKBACK_TEST_SPARSE", "1001")):
+        line = one_error_line(clnz("count", inp, env=dict(os.environ, **{name: value})))
+        assert line.startswith(f"clnz: {name}='{value}': {takes[name]}"), line
+    for name, value in (("CLNZ_LOOKBACK_WINDOW", "64"), ("CLNZ_LOOKBACK_TEST_SPARSE", "0")):
+        clnz("count", inp, check=True, env=dict(os.environ, **{name: value}))
     for value in ("99999999999999G", "18446744073709551616", "17179869184G"):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, CLNZ_MAX_ALLOC=value)))
         assert line == f"clnz: CLNZ_MAX_ALLOC='{value}': a byte count past 2^64 - 1", line

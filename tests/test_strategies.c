@@ -5,11 +5,12 @@
  * mask, batched nonzero (CSR) and the channel rule, through the blocking
  * and the device-resident calls, on contiguous, reversed and transposed
  * views, at several launch shapes. The look-back strategy also runs with
- * its fallback forced (a tile that finds its predecessor unpublished counts
- * it itself: CLNZ_LOOKBACK_SPIN=0), with 32-bit tile states
- * (CLNZ_LOOKBACK_ATOMICS=32), with look-back windows of 1 and 3 states
- * (CLNZ_LOOKBACK_WINDOW) and with tiles that publish sparsely
- * (CLNZ_LOOKBACK_TEST_SPARSE). A forced strategy that cannot serve a call
+ * no waiting (a tile that finds its predecessor unpublished counts it
+ * itself: CLNZ_LOOKBACK_SPIN=0; where tiles run in order, as on PoCL, only
+ * with silent tiles, CLNZ_LOOKBACK_TEST_SPARSE, is a predecessor ever
+ * unpublished), with 32-bit tile states (CLNZ_LOOKBACK_ATOMICS=32), and
+ * with look-back windows of 1 and 3 states (CLNZ_LOOKBACK_WINDOW) over
+ * tiles that publish sparsely. A forced strategy that cannot serve a call
  * fails with CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why; auto takes one
  * launch for an input of one tile. */
 #include "testutil.h"
@@ -480,9 +481,10 @@ static void test_lookback_vector_loads(void **state)
     clnz_context_release(ctx);
 }
 
-/* The look-back's other paths: every tile falls back on finding its
- * predecessor unpublished (no waiting at all), tile states in two 32-bit
- * words, and states read one and three at a time. Tiles that publish
+/* The look-back's other paths: a tile that finds its predecessor
+ * unpublished counts it at once (no waiting; on a device that runs tiles in
+ * order, only the sparse run below has such a predecessor), tile states in
+ * two 32-bit words, and states read one and three at a time. Tiles that publish
  * sparsely (CLNZ_LOOKBACK_TEST_SPARSE: a prefix every 5th tile, nothing
  * from the one after it) make look-backs add aggregates over several
  * windows and count silent tiles themselves, which tiles run in order (as

@@ -199,9 +199,9 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
         char *end;
         errno = 0;
         unsigned long v = strtoul(sparse, &end, 10);
-        if (errno || *end || end == sparse || *sparse == '-' || v > 1000) {
+        if (errno || *end || end == sparse || *sparse == '-' || v == 1 || v > 1000) {
             return bad_env(msg, msg_size, "CLNZ_LOOKBACK_TEST_SPARSE", sparse,
-                           "0 (off) or every how many tiles one publishes its prefix, to 1000");
+                           "0 (off) or every how many tiles one publishes its prefix, 2 to 1000");
         }
         c->lookback_test_sparse = (unsigned)v;
     }

@@ -71,7 +71,7 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
 
 static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
 {
-    lb_plan p;
+    lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
     if (plan_make(ctx, job, &p) != CLNZ_SUCCESS) {
         snprintf(why, n, "its kernel did not build: %s", clnz_context_message(ctx));
         ctx_clear_message(ctx);
@@ -107,7 +107,7 @@ static clnz_status run(chain *ch, nz_job *job)
     clnz_context *ctx = ch->ctx;
     if (job->t.n == 0)
         return job_empty(ch, job);
-    lb_plan p;
+    lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
     clnz_status st = plan_make(ctx, job, &p);
     /* 8 bytes a tile (one 64-bit word or two 32-bit ones), then the counter */
     uint64_t state_bytes = p.tiles * 8 + sizeof(cl_uint);

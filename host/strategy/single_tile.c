@@ -8,7 +8,7 @@
 
 static int single_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
 {
-    tile_kit kit;
+    tile_kit kit = {0};
     if (job->batches) {
         snprintf(why, n, "single-tile serves no batch: batched nonzero and counts along inner "
                          "axes need the batch offsets that two-pass, lookback and stream write");
@@ -33,7 +33,7 @@ static clnz_status single_write(chain *ch, nz_job *job, int counted)
     (void)counted; /* one launch counts again: cheaper than reading a count back */
     if (job->t.n == 0)
         return job_empty(ch, job);
-    tile_kit kit;
+    tile_kit kit = {0};
     clnz_status st = tile_kit_make(ch->ctx, job, &kit);
     return st ? st : tile_write(ch, job, &kit, job->count, job->count_off, 0, 0, 1);
 }

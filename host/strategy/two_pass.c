@@ -58,7 +58,7 @@ static clnz_status two_pass_count(chain *ch, nz_job *job)
 {
     if (job->t.n == 0)
         return job_empty(ch, job);
-    two_pass_plan p;
+    two_pass_plan p = {0};
     clnz_status st = plan_make(ch->ctx, job, &p);
     return st ? st : counted(ch, job, &p);
 }
@@ -67,7 +67,7 @@ static clnz_status two_pass_write(chain *ch, nz_job *job, int already_counted)
 {
     if (job->t.n == 0)
         return job_empty(ch, job);
-    two_pass_plan p;
+    two_pass_plan p = {0};
     clnz_status st = plan_make(ch->ctx, job, &p);
     if (!st && !already_counted)
         st = counted(ch, job, &p);

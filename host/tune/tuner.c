@@ -96,30 +96,19 @@ static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
     return program_kernel(ctx, &write, "nz_write", k);
 }
 
-static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *out, int max)
+/* The largest work-group a candidate of the family may have: the kernel's
+ * limit, local memory for local_elem bytes a work-item, and 1024. */
+static size_t wg_limit(clnz_context *ctx, cl_kernel k, size_t local_elem)
 {
-    cl_kernel k;
-    size_t local_elem, kmax = 0, pref = 1;
-    if (family_kernel(ctx, f, &k, &local_elem))
-        return 0;
-    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
-                             NULL);
-    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
-                             sizeof pref, &pref, NULL);
-    size_t limit = plan_local_limit(ctx, local_elem);
+    size_t kmax = 0, limit = plan_local_limit(ctx, local_elem);
+    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL);
     if (kmax && kmax < limit)
         limit = kmax;
-    if (limit > 1024) /* larger groups only lengthen the local scan */
-        limit = 1024;
-    if (pref < 1 || pref > limit)
-        pref = 1;
-    size_t wgs[16], items[8];
-    int nw = 0, ni = 0;
-    /* a CPU runs a work-group as a loop on one core: tiny groups are worth a try */
-    int step = 0;
-    for (size_t w = ctx->is_cpu ? 1 : pref; w <= limit && nw < 12; w *= 2, ++step)
-        if (!quick || step % 2 == 0) /* quick mode keeps every other size */
-            wgs[nw++] = w;
+    return limit > 1024 ? 1024 : limit; /* larger groups only lengthen the local scan */
+}
+
+static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *out, int max)
+{
     /* items per work-item: long chunks on CPUs, short ones on GPUs */
     static const size_t cpu_full[] = {64, 256, 1024, 4096, 16384}, cpu_quick[] = {1024, 4096};
     static const size_t gpu_full[] = {1, 2, 4, 8, 16}, gpu_quick[] = {2, 4, 8};
@@ -129,23 +118,53 @@ static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *
                         : f == TUNE_LOOKBACK ? (quick ? lb_quick : lb_full)
                                              : (quick ? gpu_quick : gpu_full);
     int nsrc = ctx->is_cpu ? (quick ? 2 : 5) : (quick ? 3 : 5);
+    size_t wgs[16], items[8], limits[8];
+    int nw = 0, ni = 0;
     for (int i = 0; i < nsrc; ++i)
         items[ni++] = src[i];
     /* the defaults are always among the candidates, so they can be compared */
-    int have_w = 0, have_i = 0;
-    for (int i = 0; i < nw; ++i)
-        have_w |= wgs[i] == ctx->launch[f].work_group_size;
+    int have_i = 0;
     for (int i = 0; i < ni; ++i)
         have_i |= items[i] == ctx->launch[f].items_per_work_item;
-    if (!have_w && ctx->launch[f].work_group_size <= limit && nw < 16)
-        wgs[nw++] = ctx->launch[f].work_group_size;
     if (!have_i && ni < 8)
         items[ni++] = ctx->launch[f].items_per_work_item;
+
+    cl_kernel k;
+    size_t local_elem, pref = 1, limit = 0;
+    if (family_kernel(ctx, f, &k, &local_elem))
+        return 0;
+    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                             sizeof pref, &pref, NULL);
+    /* each items' own limit: the look-back's local memory grows with items */
+    for (int i = 0; i < ni; ++i) {
+        limits[i] = wg_limit(ctx, k, local_elem);
+        size_t le;
+        cl_kernel ki;
+        if (f == TUNE_LOOKBACK && lookback_kernel_for_tuning(ctx, items[i], &ki, &le) == 0)
+            limits[i] = wg_limit(ctx, ki, le);
+        if (limits[i] > limit)
+            limit = limits[i];
+    }
+    if (pref < 1 || pref > limit)
+        pref = 1;
+    /* a CPU runs a work-group as a loop on one core: tiny groups are worth a try */
+    int step = 0;
+    for (size_t w = ctx->is_cpu ? 1 : pref; w <= limit && nw < 12; w *= 2, ++step)
+        if (!quick || step % 2 == 0) /* quick mode keeps every other size */
+            wgs[nw++] = w;
+    int have_w = 0;
+    for (int i = 0; i < nw; ++i)
+        have_w |= wgs[i] == ctx->launch[f].work_group_size;
+    if (!have_w && ctx->launch[f].work_group_size <= limit && nw < 16)
+        wgs[nw++] = ctx->launch[f].work_group_size;
     int n = 0;
     for (int i = 0; i < ni; ++i)
-        for (int w = 0; w < nw; ++w, ++n)
-            if (n < max && out)
-                out[n] = (clnz_launch){wgs[w], items[i]};
+        for (int w = 0; w < nw; ++w)
+            if (wgs[w] <= limits[i]) { /* else it would run clamped: a duplicate */
+                if (n < max && out)
+                    out[n] = (clnz_launch){wgs[w], items[i]};
+                ++n;
+            }
     return n;
 }
 
