@@ -103,7 +103,7 @@ __constant uchar bitpos[256][8] __attribute__((aligned(8))) = {
 /* The positions (0..7) of the set bits of byte b, slot k in lane k: one
  * 8-byte load through an aligned pointer (vload8 of the row went in 2-byte
  * pieces on PoCL). */
-static inline uchar8 byte_slots(uint b)
+uchar8 byte_slots(uint b)
 {
     return *(__constant uchar8 *)bitpos[b];
 }

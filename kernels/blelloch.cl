@@ -14,8 +14,7 @@
 
 /* Every work-item of the group must call this (it has barriers). scratch has
  * p2 slots. Returns the exclusive prefix of v; *total gets the group's sum. */
-static inline BLELLOCH_T wg_exclusive_scan(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2,
-                                           BLELLOCH_T *total)
+BLELLOCH_T wg_exclusive_scan(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2, BLELLOCH_T *total)
 {
     uint l = (uint)get_local_id(0);
     uint wg = (uint)get_local_size(0);

@@ -12,7 +12,7 @@
 /* The selection of BLOCK consecutive elements as a bit mask (bit j: element
  * j), from 16-lane vector tests: no branch per element. */
 #define BLOCK 32
-static inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
+uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, uint invert)
 {
     return elem_mask16(vload16(0, p), lo, hi, invert) |
            elem_mask16(vload16(1, p), lo, hi, invert) << 16;
@@ -26,8 +26,7 @@ static inline uint block_mask(__global const bits_t *p, ekey_t lo, ekey_t hi, ui
  * resident count, medians: x != 0 at 10 % 1.10 -> 0.46 ms, numpy's
  * count_nonzero 0.9-1.0; x > 230 on random bytes 3.10 -> 0.74). */
 #if ELEM_BYTES == 1
-static inline uint bytes_count(__global const uchar *p, uint blocks, ekey_t lo, ekey_t hi,
-                               uint invert)
+uint bytes_count(__global const uchar *p, uint blocks, ekey_t lo, ekey_t hi, uint invert)
 {
     uint c = 0;
     for (uint b = 0; b < blocks;) {
@@ -54,15 +53,15 @@ static inline uint bytes_count(__global const uchar *p, uint blocks, ekey_t lo, 
 #endif
 
 /* Lowest set bit's index (ctz is OpenCL 2.0; clz is 1.2). */
-static inline uint low_bit(uint m)
+uint low_bit(uint m)
 {
     return 31 - clz(m & (0u - m));
 }
 
 /* Counts the selected elements of this work-item's chunk. */
-static inline ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ulong n,
-                                int rank, __global const long *meta, int contiguous, ekey_t lo,
-                                ekey_t hi, uint invert, uint items)
+ulong chunk_count(__global const bits_t *in, long in_off, ulong first, ulong n, int rank,
+                  __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
+                  uint items)
 {
     ulong c = 0;
     if (first >= n)
@@ -109,9 +108,8 @@ static inline ulong chunk_count(__global const bits_t *in, long in_off, ulong fi
  * keeping its selection, BLOCK elements to a word, in sel_bits[first /
  * BLOCK ...]: nz_write then reads these n / 8 bytes instead of the input a
  * second time (on a CPU the re-read was a third of the writing pass). */
-static inline ulong chunk_count_keep(__global const bits_t *in, long in_off, ulong first, ulong n,
-                                     ekey_t lo, ekey_t hi, uint invert, __global uint *sel_bits,
-                                     uint items)
+ulong chunk_count_keep(__global const bits_t *in, long in_off, ulong first, ulong n, ekey_t lo,
+                       ekey_t hi, uint invert, __global uint *sel_bits, uint items)
 {
     if (first >= n)
         return 0;
@@ -136,7 +134,7 @@ static inline ulong chunk_count_keep(__global const bits_t *in, long in_off, ulo
 /* The selection of the BLOCK elements from i on, from the words
  * chunk_count_keep kept (i need not be on a word: ND runs restart at each
  * row). Elements i .. i + BLOCK - 1 exist, so both words were kept. */
-static inline uint kept_mask(__global const uint *sel_bits, ulong i)
+uint kept_mask(__global const uint *sel_bits, ulong i)
 {
     ulong wi = i / BLOCK;
     uint s = (uint)(i % BLOCK);
@@ -149,11 +147,10 @@ static inline uint kept_mask(__global const uint *sel_bits, ulong i)
  * counted before, and the group's total goes to tile_offsets[offsets_off],
  * the caller's count) and its first output slot, returned. Every work-item
  * of the group must call it (the local scan has barriers). */
-static inline ulong chunk_slot(__global const bits_t *in, long in_off, ulong first, ulong n,
-                               int rank, __global const long *meta, int contiguous, ekey_t lo,
-                               ekey_t hi, uint invert, __global ulong *tile_offsets,
-                               ulong offsets_off, __global const uint *item_counts, ulong items_off,
-                               int single, uint p2, __local ulong *scratch, ulong *c, uint items)
+ulong chunk_slot(__global const bits_t *in, long in_off, ulong first, ulong n, int rank,
+                 __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
+                 __global ulong *tile_offsets, ulong offsets_off, __global const uint *item_counts,
+                 ulong items_off, int single, uint p2, __local ulong *scratch, ulong *c, uint items)
 {
     *c = single ? chunk_count(in, in_off, first, n, rank, meta, contiguous, lo, hi, invert, items)
                 : item_counts[items_off + get_global_id(0)];

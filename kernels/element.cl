@@ -63,7 +63,7 @@ typedef long ekey_t;
 #define ELEM_MAG_MASK 0x7fffffffffffffffUL
 #endif
 
-static inline ekey_t elem_key(bits_t b)
+ekey_t elem_key(bits_t b)
 {
 #if CLNZ_DTYPE == CLNZ_DT_BOOL
     return b != 0; /* any byte but 0 is true */
@@ -95,7 +95,7 @@ static inline ekey_t elem_key(bits_t b)
  * beyond +-inf's, so outside every range the host gives (within the
  * type's keys, host/core/predicate.c), and only the inversion selects it,
  * as numpy does. No branches: the result feeds a count, not a jump. */
-static inline uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
+uint elem_selected(bits_t b, ekey_t lo, ekey_t hi, uint invert)
 {
 #if PRED_NONZERO
 #ifdef ELEM_MAG_MASK
@@ -161,7 +161,7 @@ typedef long lkey_t;
 #define AS_KEY16(v) as_long16(v)
 #endif
 
-static inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
+sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
 #if PRED_NONZERO
 #ifdef ELEM_MAG_MASK
@@ -189,18 +189,18 @@ static inline sel16_t elem_sel16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
  * high bits, bit 8j + 7, a multiply moves to bit 56 + j (no two partial
  * products overlap); other lanes are masked with their bit and or-ed. */
 #if ELEM_BYTES == 1 && defined(__ENDIAN_LITTLE__)
-static inline uint bytes8_bits(ulong sel)
+uint bytes8_bits(ulong sel)
 {
     return (uint)(((sel & 0x8080808080808080UL) * 0x0002040810204081UL) >> 56);
 }
 
-static inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
+uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
     ulong2 sel = as_ulong2(elem_sel16(v, lo, hi, invert));
     return bytes8_bits(sel.x) | bytes8_bits(sel.y) << 8;
 }
 #else
-static inline uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
+uint elem_mask16(bits16_t v, ekey_t lo, ekey_t hi, uint invert)
 {
     uint16 b = convert_uint16(elem_sel16(v, lo, hi, invert)) &
                (uint16)(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
@@ -224,8 +224,7 @@ typedef struct {
     long coord[CLNZ_MAX_RANK];
 } walker;
 
-static inline void walker_init(walker *w, ulong first, int rank, __global const long *meta,
-                               int track)
+void walker_init(walker *w, ulong first, int rank, __global const long *meta, int track)
 {
     if (!track) {
         w->off = (long)first;
@@ -243,7 +242,7 @@ static inline void walker_init(walker *w, ulong first, int rank, __global const 
     w->off = off;
 }
 
-static inline void walker_next(walker *w, int rank, __global const long *meta, int track)
+void walker_next(walker *w, int rank, __global const long *meta, int track)
 {
     if (!track) {
         w->off += 1;

@@ -6,7 +6,7 @@
 #ifndef CLNZ_INDEX_CL
 #define CLNZ_INDEX_CL
 
-static inline void put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
+void put_index(__global uchar *out, ulong pos, long value, int idx_bytes)
 {
     if (idx_bytes == 8)
         ((__global long *)out)[pos] = value;

@@ -99,7 +99,7 @@ typedef volatile __global uint lb_state_t;
 #define LB_SLOT(t) ((t) * LB_WORDS)
 
 /* ---- tile states ---- */
-static inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
+void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 {
 #if LB_ATOM64
     atom_xchg(&st[LB_SLOT(t)], ((ulong)flag << 62) | value);
@@ -110,7 +110,7 @@ static inline void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 }
 
 /* The flag (ABI_TILE_INVALID while none is whole) and value of tile t. */
-static inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
+uint lb_read(lb_state_t *st, ulong t, ulong *value)
 {
 #if LB_ATOM64
 #if LB_PLAIN_READ
@@ -135,7 +135,7 @@ static inline uint lb_read(lb_state_t *st, ulong t, ulong *value)
 
 /* ---- elements ---- */
 /* Where flat element g lies in memory (element units, from in_off). */
-static inline long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
+long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
 {
     if (contiguous)
         return (long)g;
@@ -149,9 +149,8 @@ static inline long lb_offset(ulong g, int rank, __global const long *meta, int c
 }
 
 /* Is element g (of n) selected? 0 past the end. */
-static inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n, int rank,
-                               __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                               uint invert)
+uint lb_selected(__global const bits_t *in, long in_off, ulong g, ulong n, int rank,
+                 __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert)
 {
     if (g >= n)
         return 0;
@@ -160,9 +159,9 @@ static inline uint lb_selected(__global const bits_t *in, long in_off, ulong g, 
 
 /* The selected elements of tile p, counted by one work-item (the fallback
  * of a look-back that waited too long for p to publish). */
-static inline ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
-                                  __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                                  uint invert, ulong p, uint items)
+ulong lb_tile_count(__global const bits_t *in, long in_off, ulong n, int rank,
+                    __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
+                    ulong p, uint items)
 {
     ulong tile = get_local_size(0) * (ulong)items, start = p * tile, c = 0;
     for (ulong i = start; i < start + tile && i < n; ++i)
@@ -182,9 +181,9 @@ typedef union {
 /* Entry `slot` for flat element f: its coordinates (column j of a width-W
  * entry is dimension rank - W + j, zero before dimension 0; reverse: the
  * columns in the opposite order) or, flat, f itself. */
-static inline void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layout,
-                                 int width, int reverse, int idx_bytes, ulong slot, ulong f,
-                                 int rank, __global const long *meta)
+void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                   int reverse, int idx_bytes, ulong slot, ulong f, int rank,
+                   __global const long *meta)
 {
     if (layout == ABI_LAYOUT_FLAT) {
         put_index(out, out_off + slot, (long)f, idx_bytes);

@@ -43,9 +43,8 @@ __kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank
  * layout. Column j of a width-W entry is dimension rank - W + j; the columns
  * before dimension 0 are zeros (DirectML's coordinate width). reverse (order
  * xy): the entry's columns in the opposite order, (x, y) = (column, row). */
-static inline void put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout,
-                             int width, int reverse, int idx_bytes, ulong o, ulong i, int rank,
-                             const walker *w)
+void put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+               int reverse, int idx_bytes, ulong o, ulong i, int rank, const walker *w)
 {
     if (layout == LAYOUT_FLAT) {
         put_index(out, out_off + o, (long)i, idx_bytes);
@@ -140,7 +139,7 @@ static inline void put_entry(__global uchar *out, ulong out_off, ulong capacity,
     uint name##_room_[2 * (n)];                                                                \
     uint *name = page_whole(name##_room_, (n))
 
-static inline uint *page_whole(uint *room, uint n)
+uint *page_whole(uint *room, uint n)
 {
     size_t first = (size_t)room;
     size_t page = (first + n * sizeof(uint) - 1) & ~(size_t)(PAGE_BYTES - 1);
@@ -310,10 +309,9 @@ static inline uint *page_whole(uint *room, uint n)
         }                                                                                      \
     }
 
-static inline void write_index_run(__global const bits_t *in, ulong first, ulong last,
-                                   __global uchar *out, ulong out_off, ulong o, ulong o_end,
-                                   ekey_t lo, ekey_t hi, uint invert, int idx_bytes,
-                                   __global const uint *sel_bits, int keep, int nt)
+void write_index_run(__global const bits_t *in, ulong first, ulong last, __global uchar *out,
+                     ulong out_off, ulong o, ulong o_end, ekey_t lo, ekey_t hi, uint invert,
+                     int idx_bytes, __global const uint *sel_bits, int keep, int nt)
 {
     if (nt) /* 8-byte indices only (nz_write): a long8 is a whole line */
         INDEX_STREAM(long, long8, convert_long8)
@@ -419,11 +417,10 @@ static inline void write_index_run(__global const bits_t *in, ulong first, ulong
             ND_ROWS(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4, PLAIN_STORE8, 1)           \
     }
 
-static inline void write_nd_run(__global const bits_t *in, ulong n, ulong first, ulong last,
-                                int rank, __global const long *meta, __global uchar *out,
-                                ulong out_off, ulong o, ulong o_end, ulong capacity, int layout,
-                                int reverse, ekey_t lo, ekey_t hi, uint invert, int idx_bytes,
-                                __global const uint *sel_bits, int keep, int nt)
+void write_nd_run(__global const bits_t *in, ulong n, ulong first, ulong last, int rank,
+                  __global const long *meta, __global uchar *out, ulong out_off, ulong o,
+                  ulong o_end, ulong capacity, int layout, int reverse, ekey_t lo, ekey_t hi,
+                  uint invert, int idx_bytes, __global const uint *sel_bits, int keep, int nt)
 {
     if (idx_bytes == 8)
         ND_RUN(long, long4, long8, convert_long4)
@@ -520,7 +517,7 @@ __kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank
  * before its own in the tile, cost batches x (wg + items): 7.4 s for 2^22
  * items of two elements on PoCL.) The total, offsets[batches], was written
  * by the scan. */
-static inline ulong items_before(ulong i, ulong item_elems) /* those beginning before element i */
+ulong items_before(ulong i, ulong item_elems) /* those beginning before element i */
 {
     return (i + item_elems - 1) / item_elems;
 }

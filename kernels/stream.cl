@@ -28,9 +28,8 @@
 /* Entry o: flat index i, or the coordinates of w (column j of a width-W
  * entry is dimension rank - W + j, zero before dimension 0; reverse: the
  * columns in the opposite order). */
-static inline void st_put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout,
-                                int width, int reverse, int idx_bytes, ulong o, ulong i, int rank,
-                                const long *coord)
+void st_put_entry(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+                  int reverse, int idx_bytes, ulong o, ulong i, int rank, const long *coord)
 {
     if (layout == ABI_LAYOUT_FLAT) {
         put_index(out, out_off + o, (long)i, idx_bytes);
@@ -47,8 +46,8 @@ static inline void st_put_entry(__global uchar *out, ulong out_off, ulong capaci
 
 /* One step of the C-order odometer: coordinates and memory offsets of the
  * input (strides) and of x (x_strides). */
-static inline void st_next(long *coord, long *off, long *x_off, int rank, __global const long *meta,
-                           __global const long *x_meta)
+void st_next(long *coord, long *off, long *x_off, int rank, __global const long *meta,
+             __global const long *x_meta)
 {
     for (int d = rank - 1; d >= 0; --d) {
         *off += META_STRIDE(meta, rank, d);
@@ -63,8 +62,8 @@ static inline void st_next(long *coord, long *off, long *x_off, int rank, __glob
 
 /* The coordinates and memory offsets of flat element i (once, after the
  * vector loop: no division inside the loops). */
-static inline void st_unravel(ulong i, long *coord, long *off, long *x_off, int rank,
-                              __global const long *meta, __global const long *x_meta)
+void st_unravel(ulong i, long *coord, long *off, long *x_off, int rank, __global const long *meta,
+                __global const long *x_meta)
 {
     *off = 0, *x_off = 0;
     for (int d = rank - 1; d >= 0; --d) {

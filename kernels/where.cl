@@ -15,7 +15,7 @@
 #define MODE_CONTIGUOUS ABI_MODE_CONTIGUOUS
 #define MODE_SCALAR ABI_MODE_SCALAR
 
-static inline long mode_offset(int mode, ulong i, long strided)
+long mode_offset(int mode, ulong i, long strided)
 {
     return mode == MODE_CONTIGUOUS ? (long)i : mode == MODE_SCALAR ? 0 : strided;
 }
