@@ -27,7 +27,8 @@
  *      consecutive entries (coordinates, flat indices or x's values) at the
  *      tile's offset, so the stores are contiguous too.
  * The input is read once (twice only by a tile that had to fall back, see
- * below); only the last tile writes the count.
+ * below); only the last tile writes the count. A count alone, without
+ * batches, needs no look-back: lb_count, at the end of this file.
  *
  * Memory ordering with OpenCL 1.2 alone. The only data that crosses
  * work-groups while the kernel runs are the tiles' states, and every access
@@ -345,5 +346,50 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         else
             lb_put_coords(out, out_off, capacity, layout, width, reverse, idx_bytes, slot, f,
                           rank, meta);
+    }
+}
+
+/* A count alone (no batches: no tile needs another's count): no tile states
+ * and no look-back. Each work-group counts its tile with step 1's loads,
+ * in registers, reduces it, and adds it to the count with one 32-bit
+ * atomic_add on the u64's low word, then an atomic_inc on its high word
+ * when the low word wraps: exact, since each wrap is one increment, and
+ * read only once the kernel has ended. The host zeroes the count first. */
+__kernel void lb_count(__global const bits_t *in, long in_off, ulong n, int rank,
+                       __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
+                       uint invert, __global ulong *count, ulong count_off, uint p2,
+                       __local uint *scratch, uint items, uint vec16B)
+{
+    uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0), c = 0;
+    ulong start = get_group_id(0) * (ulong)wg * items;
+    if (vec16B && contiguous && start + (ulong)wg * items <= n) {
+        __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
+        uint vectors = wg * items / BITS16B_LANES;
+        for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see lb_run's write */
+            uint i = k * wg + l;
+            if (i >= vectors)
+                continue;
+            lb_16B u;
+            u.v = v[i];
+            for (uint q = 0; q < BITS16B_LANES; ++q)
+                c += elem_selected(u.lane[q], lo, hi, invert);
+        }
+    } else {
+        for (uint j = 0; j < items; ++j)
+            c += lb_selected(in, in_off, start + j * wg + l, n, rank, meta, contiguous, lo, hi,
+                             invert);
+    }
+    uint total;
+    wg_exclusive_scan(c, scratch, p2, &total);
+    if (l == 0 && total) {
+        volatile __global uint *word = (volatile __global uint *)(count + count_off);
+#ifdef __ENDIAN_LITTLE__
+        uint low = 0;
+#else
+        uint low = 1;
+#endif
+        uint before = atomic_add(&word[low], total);
+        if (before + total < before)
+            atomic_inc(&word[1 - low]);
     }
 }

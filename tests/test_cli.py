@@ -925,7 +925,9 @@ def test_lookback_reads_aligned_c_order_inputs_as_vectors(tmp_path, rng):
     Fortran-order one element by element, as CLNZ_DEBUG's launch log shows;
     on a CPU device a Fortran-order one of 4096 elements or more
     (RELAYOUT_MIN_ELEMS) is read from its C-order copy, 16 bytes per load
-    again. Every answer is numpy's."""
+    again. `clnz count` runs lb_count alone (no look-back), 16 bytes per
+    load in every order (a count reads a dense array in its memory order).
+    Every answer is numpy's."""
     env = dict(os.environ, CLNZ_STRATEGY="lookback", CLNZ_DEBUG="1")
     default = next(line for line in run("devices").stdout.splitlines() if line.startswith("*"))
     on_cpu = default.split()[2] == "CPU"  # the copy is made for CPU devices only
@@ -939,6 +941,10 @@ def test_lookback_reads_aligned_c_order_inputs_as_vectors(tmp_path, rng):
         assert "clnz-debug: lb_run" in p.stderr, p.stderr
         assert ("lb_run (16-byte loads)" in p.stderr) == vectors, p.stderr
         assert np.array_equal(np.load(out), np.argwhere(a))
+        p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env)
+        assert p.returncode == 0 and "lb_run" not in p.stderr, p.stderr
+        assert "lb_count (16-byte loads)" in p.stderr, p.stderr
+        assert int(p.stdout) == np.count_nonzero(a)
 
 
 # ---- caches ----------------------------------------------------------------

@@ -507,6 +507,21 @@ static void test_five_gib_past_2_32(void **state)
     int64_t count = 0;
     TU_CHECK(ctx, clnz_count(ctx, &flat, a, NULL, &count));
     assert_int_equal(count, k);
+    /* the zeros: a count past 2^32 under each strategy that takes one
+     * launch over 5 GiB (lookback's lb_count adds 32-bit tile counts to the
+     * count's low word and carries into its high word) */
+    clnz_predicate zero = clnz_pred_uint(CLNZ_OP_EQ, 0);
+    const clnz_strategy every[] = {CLNZ_STRATEGY_TWO_PASS, CLNZ_STRATEGY_LOOKBACK,
+                                   CLNZ_STRATEGY_STREAM};
+    for (size_t s = 0; s < sizeof every / sizeof every[0]; ++s) {
+        TU_CHECK(ctx, clnz_context_set_strategy(ctx, every[s]));
+        count = 0;
+        TU_CHECK(ctx, clnz_count(ctx, &flat, a, &zero, &count));
+        if (count != n - k)
+            fail_msg("%s: %lld zeros, want %lld", clnz_strategy_name(every[s]),
+                     (long long)count, (long long)(n - k));
+    }
+    TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);

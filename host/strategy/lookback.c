@@ -3,7 +3,8 @@
  * tiles before it, reads the input once and writes its entries with
  * contiguous stores. Shaped for GPUs (the kernel file explains the memory
  * ordering and why it cannot deadlock). Its scratch: the tiles' states and
- * the tile counter, zeroed by one fill before the launch. */
+ * the tile counter, zeroed by one fill before the launch. A count without
+ * batches is the file's other kernel, lb_count: tiles alike, no states. */
 #include "strategy/strategy.h"
 #include "core/error.h"
 #include "core/program.h"
@@ -39,18 +40,21 @@ static void lookback_program(const clnz_context *ctx, const job_kind *k, program
         program_append(r, " -DLB_TEST_SPARSE=%u", ctx->lookback_test_sparse);
 }
 
-static clnz_status build(clnz_context *ctx, const job_kind *kind, cl_kernel *k)
+/* name: lb_run, or lb_count (a count without batches) from the same program */
+static clnz_status build(clnz_context *ctx, const job_kind *kind, const char *name, cl_kernel *k)
 {
     program_ref prog;
     lookback_program(ctx, kind, &prog);
-    return program_kernel(ctx, &prog, "lb_run", k);
+    return program_kernel(ctx, &prog, name, k);
 }
 
-static clnz_status plan_make(clnz_context *ctx, const nz_job *job, lb_plan *p)
+/* lb_count's tiles are lb_run's (the same tuned launch), though it needs
+ * only the scan's local memory. */
+static clnz_status plan_make(clnz_context *ctx, const nz_job *job, const char *name, lb_plan *p)
 {
     size_t items = items_that_fit(ctx, plan_items(ctx, TUNE_LOOKBACK));
     job_kind kind = job_kind_of(job);
-    clnz_status st = build(ctx, &kind, &p->k);
+    clnz_status st = build(ctx, &kind, name, &p->k);
     if (!st)
         st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
                          items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
@@ -66,13 +70,13 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
     items = items_that_fit(ctx, items);
     *local_elem = items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint);
     job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
-    return build(ctx, &kind, k);
+    return build(ctx, &kind, "lb_run", k);
 }
 
 static int lb_serves(clnz_context *ctx, const nz_job *job, char *why, size_t n)
 {
     lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
-    if (plan_make(ctx, job, &p) != CLNZ_SUCCESS) {
+    if (plan_make(ctx, job, "lb_run", &p) != CLNZ_SUCCESS) {
         snprintf(why, n, "its kernel did not build: %s", clnz_context_message(ctx));
         ctx_clear_message(ctx);
         return 0;
@@ -108,7 +112,7 @@ static clnz_status run(chain *ch, nz_job *job)
     if (job->t.n == 0)
         return job_empty(ch, job);
     lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
-    clnz_status st = plan_make(ctx, job, &p);
+    clnz_status st = plan_make(ctx, job, "lb_run", &p);
     /* 8 bytes a tile (one 64-bit word or two 32-bit ones), then the counter */
     uint64_t state_bytes = p.tiles * 8 + sizeof(cl_uint);
     if (!st)
@@ -140,9 +144,38 @@ static clnz_status run(chain *ch, nz_job *job)
     return st;
 }
 
+/* A count without batches: lb_count adds each tile's count to the zeroed
+ * count, with no tile states to fill and no look-back. */
+static clnz_status run_count(chain *ch, nz_job *job)
+{
+    clnz_context *ctx = ch->ctx;
+    if (job->t.n == 0)
+        return job_empty(ch, job);
+    lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
+    clnz_status st = plan_make(ctx, job, "lb_count", &p);
+    if (!st)
+        st = chain_fill(ch, job->count, job->count_off * sizeof(cl_ulong), 0, sizeof(cl_ulong), 1);
+    if (st)
+        return st;
+    job_args a;
+    job_args_of(job, job->count, &a);
+    cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
+    cl_uint vec16B = loads_16B(job, p.cfg.wg * p.cfg.items);
+    karg args[] = {
+        JOB_KARGS_IN(a), KARG(a.count), KARG(a.count_off), KARG(p2), KLOCAL(p2 * sizeof(cl_uint)),
+        KARG(items),     KARG(vec16B)};
+    st = set_args(ctx, p.k, "lb_count", args, (int)(sizeof args / sizeof args[0]));
+    if (!st)
+        st = chain_launch(ch, p.k, vec16B ? "lb_count (16-byte loads)" : "lb_count",
+                          (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
+    return st;
+}
+
 static clnz_status lb_count(chain *ch, nz_job *job)
 {
-    nz_job counting = *job;
+    if (!job->batches)
+        return run_count(ch, job);
+    nz_job counting = *job; /* the offsets need each tile's place: lb_run */
     counting.emit = ABI_EMIT_COUNT;
     return run(ch, &counting);
 }
