@@ -149,6 +149,24 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
     return st;
 }
 
+/* A CLNZ_* count: unset or empty leaves *out as it is, digits from lo to
+ * hi set it, and anything else (a sign, a suffix, out of range) fails the
+ * creation with what it takes. */
+static clnz_status env_count(const char *name, unsigned long lo, unsigned long hi,
+                             const char *takes, unsigned *out, char *msg, size_t msg_size)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return CLNZ_SUCCESS;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(env, &end, 10);
+    if (errno || *end || end == env || *env == '-' || v < lo || v > hi)
+        return bad_env(msg, msg_size, name, env, takes);
+    *out = (unsigned)v;
+    return CLNZ_SUCCESS;
+}
+
 /* The look-back kernel's variant: 64-bit atomics if the device has them,
  * the spin bound and the window of states read at once (see
  * kernels/lookback.cl), with their test overrides. */
@@ -161,9 +179,7 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     c->lookback_atom64 = strstr(ext, "cl_khr_int64_base_atomics") != NULL;
     c->lookback_spin = 4096;
     c->lookback_window = LOOKBACK_WINDOW;
-    const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS"), *spin = getenv("CLNZ_LOOKBACK_SPIN");
-    const char *window = getenv("CLNZ_LOOKBACK_WINDOW");
-    const char *sparse = getenv("CLNZ_LOOKBACK_TEST_SPARSE");
+    const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS");
     if (atomics && *atomics) {
         if (strcmp(atomics, "32") == 0)
             c->lookback_atom64 = 0;
@@ -172,40 +188,25 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
                            "32, or 64 on a device with cl_khr_int64_base_atomics");
         }
     }
-    if (spin && *spin) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(spin, &end, 10);
-        if (errno || *end || end == spin || *spin == '-' || v > 1000000000UL) {
-            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_SPIN", spin,
-                           "a number of reads, 0 to 10^9");
-        }
-        c->lookback_spin = (unsigned)v;
-    }
-    if (window && *window) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(window, &end, 10);
-        if (errno || *end || end == window || *window == '-' || v < 1 || v > LOOKBACK_WINDOW_MAX) {
-            char takes[64];
-            snprintf(takes, sizeof takes, "a number of tile states read at once, 1 to %d",
-                     LOOKBACK_WINDOW_MAX);
-            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_WINDOW", window, takes);
-        }
-        c->lookback_window = (unsigned)v;
-    }
+    char takes[64];
+    snprintf(takes, sizeof takes, "a number of tile states read at once, 1 to %d",
+             LOOKBACK_WINDOW_MAX);
+    /* 1 would be every tile publishing: 0's meaning, so it is refused */
+    const char *sparse_takes =
+        "0 (off) or every how many tiles one publishes its prefix, 2 to 1000";
     c->lookback_test_sparse = 0;
-    if (sparse && *sparse) {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(sparse, &end, 10);
-        if (errno || *end || end == sparse || *sparse == '-' || v == 1 || v > 1000) {
-            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_TEST_SPARSE", sparse,
-                           "0 (off) or every how many tiles one publishes its prefix, 2 to 1000");
-        }
-        c->lookback_test_sparse = (unsigned)v;
-    }
-    return CLNZ_SUCCESS;
+    clnz_status st = env_count("CLNZ_LOOKBACK_SPIN", 0, 1000000000UL,
+                               "a number of reads, 0 to 10^9", &c->lookback_spin, msg, msg_size);
+    if (!st)
+        st = env_count("CLNZ_LOOKBACK_WINDOW", 1, LOOKBACK_WINDOW_MAX, takes, &c->lookback_window,
+                       msg, msg_size);
+    if (!st)
+        st = env_count("CLNZ_LOOKBACK_TEST_SPARSE", 0, 1000, sparse_takes, &c->lookback_test_sparse,
+                       msg, msg_size);
+    if (!st && c->lookback_test_sparse == 1)
+        st = bad_env(msg, msg_size, "CLNZ_LOOKBACK_TEST_SPARSE",
+                     getenv("CLNZ_LOOKBACK_TEST_SPARSE"), sparse_takes);
+    return st;
 }
 
 /* A CLNZ_* variable that forces a choice the library makes on its own:
