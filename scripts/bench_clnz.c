@@ -1,7 +1,7 @@
 /* bench_clnz.c: times clnz on one .npy file for scripts/bench (a thin client
  * of include/clnz.h, like the clnz command).
  *
- *   build/bench_clnz FILE.npy RUNS [--strategies [WGxITEMS]]
+ *   build/bench_clnz FILE.npy RUNS [--strategies [WGxITEMS] [--only NAME]]
  *
  * Prints one JSON object: median and min wall times (ms) over RUNS runs of
  * each kind, in three rounds that take turns (each kind's share of a round
@@ -22,6 +22,8 @@
  * the input's bytes device to device, the bandwidth they are held to; and
  * the device's name and driver. WGxITEMS forces every kernel's launch
  * (clnz_context_set_launch): scripts/bench --gpu-sweep's launch shapes.
+ * --only NAME times that strategy alone (and the copy): the sweep's
+ * look-back variants leave two-pass's times as they are.
  */
 #include "io/io.h"
 #include "clnz.h"
@@ -65,8 +67,8 @@ static cl_int copy(cl_command_queue q, cl_mem src, cl_mem dst, size_t bytes)
 }
 
 /* The GPU mode: each strategy's device-resident calls and a device copy. */
-static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem out,
-                      cl_mem cnt, size_t bytes, uint64_t z, int runs, double *tm)
+static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem out, cl_mem cnt,
+                      size_t bytes, uint64_t z, int runs, double *tm, clnz_strategy only)
 {
     cl_command_queue q = clnz_context_queue(ctx);
     char name[256] = "", driver[128] = "";
@@ -86,6 +88,8 @@ static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem
     const clnz_strategy list[] = {CLNZ_STRATEGY_AUTO, CLNZ_STRATEGY_TWO_PASS,
                                   CLNZ_STRATEGY_LOOKBACK};
     for (size_t k = 0; k < sizeof list / sizeof list[0]; ++k) {
+        if (only != CLNZ_STRATEGY_AUTO && list[k] != only)
+            continue;
         clnz_context_set_strategy(ctx, list[k]);
         /* a strategy that cannot serve this input is left out, not an error */
         if (clnz_count_enqueue(ctx, t, in, 0, NULL, cnt, 0, 0, NULL, NULL) != CLNZ_SUCCESS)
@@ -158,12 +162,22 @@ int main(int argc, char **argv)
     double *tm = malloc(sizeof(double) * (size_t)(runs + 1));
     if (argc > 3 && strcmp(argv[3], "--strategies") == 0) {
         unsigned wg = 0, items = 0;
-        if (argc > 4 && (sscanf(argv[4], "%ux%u", &wg, &items) != 2 ||
-                         clnz_context_set_launch(ctx, wg, items) != CLNZ_SUCCESS)) {
-            fprintf(stderr, "bench_clnz: launch %s: %s\n", argv[4], clnz_context_message(ctx));
-            return 1;
+        clnz_strategy only = CLNZ_STRATEGY_AUTO;
+        for (int i = 4; i < argc; ++i) {
+            if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+                if (clnz_strategy_parse(argv[++i], &only) || only == CLNZ_STRATEGY_AUTO) {
+                    fprintf(stderr, "bench_clnz: --only %s: not a strategy\n", argv[i]);
+                    return 2;
+                }
+            } else if (sscanf(argv[i], "%ux%u", &wg, &items) != 2) {
+                fprintf(stderr, "bench_clnz: %s: not WGxITEMS or --only NAME\n", argv[i]);
+                return 2;
+            } else if (clnz_context_set_launch(ctx, wg, items) != CLNZ_SUCCESS) {
+                fprintf(stderr, "bench_clnz: launch %s: %s\n", argv[i], clnz_context_message(ctx));
+                return 1;
+            }
         }
-        int rc = strategies(ctx, &t, in, out, cnt, n * es, (uint64_t)z, runs, tm);
+        int rc = strategies(ctx, &t, in, out, cnt, n * es, (uint64_t)z, runs, tm, only);
         printf(", \"z\": %lld}\n", (long long)z);
         return rc;
     }
