@@ -70,13 +70,12 @@ static clnz_strategy strategy_of(tune_kernel f)
                                 : CLNZ_STRATEGY_AUTO;
 }
 
-/* The kernel's main OpenCL kernel, for its limits (the look-back's depend
- * on its items: local memory per work-item). */
-static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, cl_kernel *k,
+/* The kernel's main OpenCL kernel at `items` a work-item, for its limits
+ * (the look-back's depend on items: local memory per work-item). */
+static clnz_status family_kernel(clnz_context *ctx, tune_kernel f, size_t items, cl_kernel *k,
                                  size_t *local_elem)
 {
     program_ref prog;
-    size_t items = ctx->launch[f].items_per_work_item;
     if (f == TUNE_LOOKBACK)
         return lookback_kernel_for_tuning(ctx, items, k, local_elem);
     if (f == TUNE_SCAN) {
@@ -131,20 +130,16 @@ static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *
 
     cl_kernel k;
     size_t local_elem, pref = 1, limit = 0;
-    if (family_kernel(ctx, f, &k, &local_elem))
-        return 0;
-    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
-                             sizeof pref, &pref, NULL);
     /* each items' own limit: the look-back's local memory grows with items */
     for (int i = 0; i < ni; ++i) {
+        if (family_kernel(ctx, f, items[i], &k, &local_elem))
+            return 0;
         limits[i] = wg_limit(ctx, k, local_elem);
-        size_t le;
-        cl_kernel ki;
-        if (f == TUNE_LOOKBACK && lookback_kernel_for_tuning(ctx, items[i], &ki, &le) == 0)
-            limits[i] = wg_limit(ctx, ki, le);
         if (limits[i] > limit)
             limit = limits[i];
     }
+    clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                             sizeof pref, &pref, NULL);
     if (pref < 1 || pref > limit)
         pref = 1;
     /* a CPU runs a work-group as a loop on one core: tiny groups are worth a try */
@@ -332,7 +327,8 @@ static int tunable(clnz_context *ctx, tune_kernel f)
 {
     cl_kernel k;
     size_t local_elem;
-    int ok = family_kernel(ctx, f, &k, &local_elem) == CLNZ_SUCCESS;
+    int ok =
+        family_kernel(ctx, f, ctx->launch[f].items_per_work_item, &k, &local_elem) == CLNZ_SUCCESS;
     ctx_clear_message(ctx);
     return ok;
 }
