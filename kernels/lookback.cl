@@ -135,18 +135,29 @@ uint lb_read(lb_state_t *st, ulong t, ulong *value)
 }
 
 /* ---- elements ---- */
-/* Where flat element g lies in memory (element units, from in_off). */
+/* a / e, its remainder in *rem: in 32 bits where a fits (a GPU builds a
+ * 64-bit division from dozens of instructions, and an entry of a dense tile
+ * took two of them a dimension), none at all where a < e. */
+ulong lb_div(ulong a, ulong e, ulong *rem)
+{
+    ulong q = a < e ? 0 : (a >> 32) == 0 ? (ulong)((uint)a / (uint)e) : a / e;
+    *rem = a - q * e;
+    return q;
+}
+
+/* Where flat element g lies in memory (element units, from in_off). What
+ * is left of g at dimension 0 is its coordinate there (g < n). */
 long lb_offset(ulong g, int rank, __global const long *meta, int contiguous)
 {
     if (contiguous)
         return (long)g;
     long off = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-        ulong e = (ulong)META_SHAPE(meta, d);
-        off += (long)(g % e) * META_STRIDE(meta, rank, d);
-        g /= e;
+    for (int d = rank - 1; d > 0; --d) {
+        ulong c;
+        g = lb_div(g, (ulong)META_SHAPE(meta, d), &c);
+        off += (long)c * META_STRIDE(meta, rank, d);
     }
-    return off;
+    return rank > 0 ? off + (long)g * META_STRIDE(meta, rank, 0) : off;
 }
 
 /* Is element g (of n) selected? 0 past the end. */
@@ -177,6 +188,51 @@ typedef union {
     bits_t lane[BITS16B_LANES];
 } lb_16B;
 
+/* ---- a work-item's run of flags: tile bytes first .. first + items ---- */
+/* A run is read 4 flags a load where it is whole words (items % 4 == 0, as
+ * at every GPU launch clnz tunes): the runs of a warp's work-items lie
+ * items bytes apart, in a few banks of local memory, so their byte loads
+ * queued behind each other, 4 times as many as word loads. The host gives
+ * `flags` at least 4-byte alignment (a local buffer of the kernel's). */
+typedef union {
+    uint w;
+    uchar b[4];
+} lb_word;
+
+uint lb_run_count(__local const uchar *flags, uint first, uint items)
+{
+    uint c = 0;
+    if (items % 4 == 0) {
+        __local const uint *w = (__local const uint *)(flags + first);
+        for (uint j = 0; j < items / 4; ++j)
+            c += (w[j] * 0x01010101u) >> 24; /* the sum of its 4 bytes, each 0 or 1 */
+    } else {
+        for (uint j = 0; j < items; ++j)
+            c += flags[first + j];
+    }
+    return c;
+}
+
+/* The tile-local index of each selected element of the run, in order, to
+ * sel[o], sel[o + 1], ... */
+void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uint *sel, uint o)
+{
+    if (items % 4 == 0) {
+        __local const uint *w = (__local const uint *)(flags + first);
+        for (uint j = 0; j < items / 4; ++j) {
+            lb_word u; /* its bytes in memory order, whatever the device's endianness */
+            u.w = w[j];
+            for (uint q = 0; q < 4; ++q)
+                if (u.b[q])
+                    sel[o++] = first + 4 * j + q;
+        }
+    } else {
+        for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
+            if (flags[first + j])
+                sel[o++] = first + j;
+    }
+}
+
 /* ---- entries ---- */
 
 /* Entry `slot` for flat element f: its coordinates (column j of a width-W
@@ -190,14 +246,13 @@ void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layou
         put_index(out, out_off + slot, (long)f, idx_bytes);
         return;
     }
-    ulong rem = f;
+    ulong rem = f; /* at dimension 0 its coordinate (f < n): no division */
     for (int d = rank - 1; d >= rank - width; --d) {
-        long c = 0;
-        if (d >= 0) {
-            ulong e = (ulong)META_SHAPE(meta, d);
-            c = (long)(rem % e);
-            rem /= e;
-        }
+        ulong c = 0;
+        if (d > 0)
+            rem = lb_div(rem, (ulong)META_SHAPE(meta, d), &c);
+        else if (d == 0)
+            c = rem;
         int j = d - (rank - width);     /* column of dimension d */
         int col = reverse ? width - 1 - j : j;
         ulong pos = layout == ABI_LAYOUT_ROWS ? slot * (ulong)width + (ulong)col
@@ -253,9 +308,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* 2. count: each work-item's run, then the runs' places in the tile */
-    uint run = 0;
-    for (uint j = 0; j < items; ++j)
-        run += flags[l * items + j];
+    uint run = lb_run_count(flags, l * items, items);
     uint aggregate;
     uint place = wg_exclusive_scan(run, scratch, p2, &aggregate);
 
@@ -326,10 +379,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
-    uint o = place;
-    for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
-        if (flags[l * items + j])
-            sel[o++] = l * items + j;
+    lb_run_stage(flags, l * items, items, sel, place);
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong room = capacity - excl;
     uint entries = room < aggregate ? (uint)room : aggregate;

@@ -507,12 +507,16 @@ static void test_five_gib_past_2_32(void **state)
     int64_t count = 0;
     TU_CHECK(ctx, clnz_count(ctx, &flat, a, NULL, &count));
     assert_int_equal(count, k);
-    /* the zeros: a count past 2^32 under each strategy that takes one
-     * launch over 5 GiB (lookback's lb_count adds 32-bit tile counts to the
-     * count's low word and carries into its high word) */
+    /* under each strategy that takes one launch over 5 GiB: the zeros, a
+     * count past 2^32 (lookback's lb_count adds 32-bit tile counts to the
+     * count's low word and carries into its high word), and the (5, 2^30)
+     * entries, whose flat indices past 2^32 take 64-bit divisions */
     clnz_predicate zero = clnz_pred_uint(CLNZ_OP_EQ, 0);
     const clnz_strategy every[] = {CLNZ_STRATEGY_TWO_PASS, CLNZ_STRATEGY_LOOKBACK,
                                    CLNZ_STRATEGY_STREAM};
+    clnz_nonzero_options o;
+    clnz_nonzero_options_init(&o);
+    clnz_result res;
     for (size_t s = 0; s < sizeof every / sizeof every[0]; ++s) {
         TU_CHECK(ctx, clnz_context_set_strategy(ctx, every[s]));
         count = 0;
@@ -520,14 +524,20 @@ static void test_five_gib_past_2_32(void **state)
         if (count != n - k)
             fail_msg("%s: %lld zeros, want %lld", clnz_strategy_name(every[s]),
                      (long long)count, (long long)(n - k));
+        TU_CHECK(ctx, clnz_nonzero(ctx, &grid, a, NULL, &o, &res));
+        assert_int_equal(res.count, k);
+        for (int i = 0; i < k; ++i)
+            if (((int64_t *)res.indices)[2 * i] != at[i] >> 30 ||
+                ((int64_t *)res.indices)[2 * i + 1] != (at[i] & (((int64_t)1 << 30) - 1)))
+                fail_msg("%s: entry %d is (%lld, %lld)", clnz_strategy_name(every[s]), i,
+                         (long long)((int64_t *)res.indices)[2 * i],
+                         (long long)((int64_t *)res.indices)[2 * i + 1]);
+        clnz_result_free(&res);
     }
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 
-    clnz_nonzero_options o;
-    clnz_nonzero_options_init(&o);
     expect_five_gib_indices(ctx, &flat, a, &o);
 
-    clnz_result res;
     TU_CHECK(ctx, clnz_nonzero(ctx, &grid, a, NULL, &o, &res));
     assert_int_equal(res.count, k);
     for (int i = 0; i < k; ++i) {

@@ -439,6 +439,8 @@ static void test_lookback(void **state)
     /* regression: PoCL ran this kernel's look-back loop wrong at a local
      * size of 2 (barriers in a loop), now out of any loop */
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 2, 3, 1);
+    /* items a multiple of 4: runs of flags read a word at a time */
+    run_strategy(CLNZ_STRATEGY_LOOKBACK, 5, 8, 1);
 }
 
 /* The look-back's 16-byte loads (lookback.c's loads_16B): a C-order input
