@@ -23,9 +23,10 @@
  *      tenth of the copy's bandwidth was a cost per tile, which larger
  *      tiles cut: 256 x 32 elements ran in half the time of 256 x 8);
  *   4. write: each run stages the tile-local index of its selected elements
- *      in local memory, in order; then consecutive work-items write
- *      consecutive entries (coordinates, flat indices or x's values) at the
- *      tile's offset, so the stores are contiguous too.
+ *      in local memory (16 bits in a tile of up to 65536), in order; then
+ *      consecutive work-items write consecutive entries (coordinates, flat
+ *      indices or x's values) at the tile's offset, so the stores are
+ *      contiguous too.
  * The input is read once (twice only by a tile that had to fall back, see
  * below); only the last tile writes the count. A count alone, without
  * batches, needs no look-back: lb_count, at the end of this file.
@@ -213,9 +214,27 @@ uint lb_run_count(__local const uchar *flags, uint first, uint items)
     return c;
 }
 
+/* ---- the staged tile-local indices of selected elements ---- */
+/* 16 bits each in a tile of at most ABI_LB_SEL16_MAX_TILE elements (every
+ * GPU launch), else 32: 3 bytes of local memory an element instead of 5,
+ * so more work-groups fit a compute unit, and larger tiles fit at all. */
+void lb_sel_put(__local uchar *sel, int sel16, uint slot, uint v)
+{
+    if (sel16)
+        ((__local ushort *)sel)[slot] = (ushort)v;
+    else
+        ((__local uint *)sel)[slot] = v;
+}
+
+uint lb_sel_get(__local const uchar *sel, int sel16, uint slot)
+{
+    return sel16 ? ((__local const ushort *)sel)[slot] : ((__local const uint *)sel)[slot];
+}
+
 /* The tile-local index of each selected element of the run, in order, to
- * sel[o], sel[o + 1], ... */
-void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uint *sel, uint o)
+ * slots o, o + 1, ... of sel */
+void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uchar *sel, int sel16,
+                  uint o)
 {
     if (items % 4 == 0) {
         __local const uint *w = (__local const uint *)(flags + first);
@@ -224,12 +243,12 @@ void lb_run_stage(__local const uchar *flags, uint first, uint items, __local ui
             u.w = w[j];
             for (uint q = 0; q < 4; ++q)
                 if (u.b[q])
-                    sel[o++] = first + 4 * j + q;
+                    lb_sel_put(sel, sel16, o++, first + 4 * j + q);
         }
     } else {
         for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
             if (flags[first + j])
-                sel[o++] = first + j;
+                lb_sel_put(sel, sel16, o++, first + j);
     }
 }
 
@@ -265,20 +284,21 @@ void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layou
  * status: a state per tile (LB_SLOT) and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
  * elements before flat index b * item_elems, for b < batches. flags: TILE
- * bytes, sel: TILE uints (unused for counts), scratch: p2 uints. vec16B:
+ * bytes, sel: TILE ushorts, or uints in a tile of more than
+ * ABI_LB_SEL16_MAX_TILE elements (unused for counts), scratch: p2 uints. vec16B:
  * the host checked that the input is contiguous, that element 0 sits on a
  * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
  * pointer is only defined on an aligned address, and only such a load is
  * one wide load on a GPU: vloadn promises element alignment alone). */
 __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
-                     __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
-                     uint invert, lb_state_t *status, ulong tiles, int emit,
-                     __global uchar *out, ulong out_off, ulong capacity, int layout, int width,
-                     int reverse, int idx_bytes, __global const value_t *x, long x_off,
-                     __global const long *x_meta, int x_contiguous, __global ulong *count,
-                     ulong count_off, __global long *offsets, ulong offsets_off, ulong batches,
-                     ulong item_elems, uint p2, __local uchar *flags, __local uint *sel,
-                     __local uint *scratch, uint items, uint vec16B)
+                     __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
+                     lb_state_t *status, ulong tiles, int emit, __global uchar *out, ulong out_off,
+                     ulong capacity, int layout, int width, int reverse, int idx_bytes,
+                     __global const value_t *x, long x_off, __global const long *x_meta,
+                     int x_contiguous, __global ulong *count, ulong count_off,
+                     __global long *offsets, ulong offsets_off, ulong batches, ulong item_elems,
+                     uint p2, __local uchar *flags, __local uchar *sel, __local uint *scratch,
+                     uint items, uint vec16B)
 {
     __local ulong tile_id, excl_prefix;
     uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
@@ -379,7 +399,8 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
-    lb_run_stage(flags, l * items, items, sel, place);
+    int sel16 = wg * items <= ABI_LB_SEL16_MAX_TILE;
+    lb_run_stage(flags, l * items, items, sel, sel16, place);
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong room = capacity - excl;
     uint entries = room < aggregate ? (uint)room : aggregate;
@@ -389,7 +410,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         uint e = k * wg + l;
         if (e >= entries)
             continue;
-        ulong f = start + sel[e], slot = excl + e;
+        ulong f = start + lb_sel_get(sel, sel16, e), slot = excl + e;
         if (emit == ABI_EMIT_VALUES)
             ((__global value_t *)out)[out_off + slot] =
                 x[x_off + lb_offset(f, rank, x_meta, x_contiguous)];

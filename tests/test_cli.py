@@ -379,14 +379,18 @@ def test_bench_refuses_what_it_does_not_take():
     whole benchmark before)."""
     import sys
     bench = [sys.executable, os.path.join(ROOT, "scripts", "bench")]
+    # plain text: Python 3.14's argparse colours its messages where the
+    # environment asks for it (FORCE_COLOR), which would split these strings
+    env = dict(os.environ, NO_COLOR="1", PYTHON_COLORS="0")
+    env.pop("FORCE_COLOR", None)
     for args, why in ((["--quik"], "unrecognized arguments: --quik"),
                       (["--gpu", "--axes"], "not allowed with"),
                       (["--axes", "--no-tune"], "--no-tune belongs to the full run"),
                       (["--overhead", "--out", "x"], "--out belongs to"),
                       (["--out"], "expected one argument")):
-        p = subprocess.run(bench + args, capture_output=True, text=True, timeout=60)
+        p = subprocess.run(bench + args, capture_output=True, text=True, timeout=60, env=env)
         assert p.returncode == 2 and why in p.stderr and p.stdout == "", (args, p.stderr)
-    p = subprocess.run(bench + ["--help"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run(bench + ["--help"], capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0 and "scripts/bench --gpu [--quick] [--out DIR]" in p.stdout
 
 

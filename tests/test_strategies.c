@@ -441,6 +441,11 @@ static void test_lookback(void **state)
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 2, 3, 1);
     /* items a multiple of 4: runs of flags read a word at a time */
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 5, 8, 1);
+    /* staged indices: 16-bit ones in a tile of ABI_LB_SEL16_MAX_TILE
+     * elements, here up to 11879 (the launches above stage none past 255),
+     * and 32-bit ones in a tile one work-item's run larger */
+    run_strategy(CLNZ_STRATEGY_LOOKBACK, 4, 16384, 1);
+    run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 4097, 1);
 }
 
 /* The look-back's 16-byte loads (lookback.c's loads_16B): a C-order input

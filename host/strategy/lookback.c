@@ -12,9 +12,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Local memory per work-item beyond the scan: a flag byte and a staged
- * index (uint) per element. */
-#define LOCAL_PER_ITEM 5
+/* The bytes of a staged index: 16 bits in a tile of at most
+ * ABI_LB_SEL16_MAX_TILE elements, else 32 (kernels/lookback.cl:
+ * lb_sel_put). */
+static size_t sel_bytes(size_t tile)
+{
+    return tile <= ABI_LB_SEL16_MAX_TILE ? 2 : 4;
+}
+
+/* Local memory a work-item takes, a flag byte and a staged index an
+ * element and its share of the scan, counted before its work-group size is
+ * chosen: 16-bit indices only where the device's largest group keeps the
+ * tile within ABI_LB_SEL16_MAX_TILE, so that the plan never counts less
+ * than the launch takes. */
+static size_t local_per_work_item(const clnz_context *ctx, size_t items)
+{
+    return items * (1 + sel_bytes(items * ctx->max_work_group)) + 2 * sizeof(cl_uint);
+}
 
 typedef struct {
     cl_kernel k;
@@ -22,10 +36,11 @@ typedef struct {
     uint64_t tiles;
 } lb_plan;
 
-/* The largest items whose one-work-item tile fits local memory. */
+/* The largest items whose one-work-item tile fits local memory (counted
+ * at 5 bytes an element: the most it can take). */
 static size_t items_that_fit(const clnz_context *ctx, size_t items)
 {
-    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / LOCAL_PER_ITEM : 1;
+    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / 5 : 1;
     return items < most ? items : most;
 }
 
@@ -56,8 +71,8 @@ static clnz_status plan_make(clnz_context *ctx, const nz_job *job, const char *n
     job_kind kind = job_kind_of(job);
     clnz_status st = build(ctx, &kind, name, &p->k);
     if (!st)
-        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items,
-                         items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint), &p->cfg);
+        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items, local_per_work_item(ctx, items),
+                         &p->cfg);
     /* no launch shape after a failure: dividing by it crashed (SIGFPE on
      * NVIDIA, where a kernel failed to build) */
     p->tiles = st ? 0 : plan_tiles(job->t.n, &p->cfg);
@@ -68,7 +83,7 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
                                        size_t *local_elem)
 {
     items = items_that_fit(ctx, items);
-    *local_elem = items * LOCAL_PER_ITEM + 2 * sizeof(cl_uint);
+    *local_elem = local_per_work_item(ctx, items);
     job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
     return build(ctx, &kind, "lb_run", k);
 }
@@ -133,7 +148,7 @@ static clnz_status run(chain *ch, nz_job *job)
                    JOB_KARGS_OUT(a),
                    KARG(p2),
                    KLOCAL(tile),
-                   KLOCAL(tile * sizeof(cl_uint)),
+                   KLOCAL(tile * sel_bytes(tile)),
                    KLOCAL(p2 * sizeof(cl_uint)),
                    KARG(items),
                    KARG(vec16B)};

@@ -14,8 +14,9 @@
  * chunk (measured on PoCL: 4 x 4096 is 3x faster than 64 x 64 for nonzero);
  * a GPU wants many work-items with a few items each, except the look-back,
  * whose cost per tile wants large tiles (H200, f32 2^28 at 50 %: 256 x 8
- * 3.36 ms, 256 x 16 1.97, 256 x 32 1.48). At 5 bytes of local memory an
- * element that is 40 KiB a group; a device with less local memory gets
+ * 3.36 ms, 256 x 16 1.97, 256 x 32 1.48). At 3 bytes of local memory an
+ * element (16-bit staged indices) that is 24 KiB a group; it was 40 KiB,
+ * with 32-bit ones, when measured. A device with less local memory gets
  * fewer work-items (plan_launch). */
 void plan_defaults(clnz_context *ctx)
 {
