@@ -48,9 +48,6 @@
 #define ABI_TILE_INVALID 0
 #define ABI_TILE_AGGREGATE 1
 #define ABI_TILE_PREFIX 2
-/* The largest look-back tile whose staged indices are 16-bit (lookback.cl:
- * lb_sel_put; its local memory, host/strategy/lookback.c). */
-#define ABI_LB_SEL16_MAX_TILE 65536
 
 /* The items a count_items work-item counts (count_axes.cl): neighbours
  * share its loads, 16 of them one vector. */

@@ -1,5 +1,6 @@
 /* blelloch.cl: the work-efficient (Blelloch) exclusive scan of one value per
- * work-item, in local memory. Included by scan.cl and nonzero.cl.
+ * work-item, and its up-sweep alone as a work-group's sum, in local memory.
+ * Included by the kernels that scan or sum across a work-group.
  *
  * BLELLOCH_T is the value type (ulong unless the includer says otherwise).
  * The tree needs a power of two leaves, but a work-group may have any size the
@@ -12,9 +13,11 @@
 #define BLELLOCH_T ulong
 #endif
 
-/* Every work-item of the group must call this (it has barriers). scratch has
- * p2 slots. Returns the exclusive prefix of v; *total gets the group's sum. */
-BLELLOCH_T wg_exclusive_scan(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2, BLELLOCH_T *total)
+/* The up-sweep alone: every work-item of the group must call this (it has
+ * barriers), and gets the group's sum of v; scratch (p2 slots) then holds
+ * the tree of partial sums, read by wg_exclusive_scan and free for reuse
+ * only after a barrier. */
+BLELLOCH_T wg_sum(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2)
 {
     uint l = (uint)get_local_id(0);
     uint wg = (uint)get_local_size(0);
@@ -28,7 +31,16 @@ BLELLOCH_T wg_exclusive_scan(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2,
             scratch[(2 * k + 2) * d - 1] += scratch[(2 * k + 1) * d - 1];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    *total = scratch[p2 - 1];
+    return scratch[p2 - 1];
+}
+
+/* Every work-item of the group must call this (it has barriers). scratch has
+ * p2 slots. Returns the exclusive prefix of v; *total gets the group's sum. */
+BLELLOCH_T wg_exclusive_scan(BLELLOCH_T v, __local BLELLOCH_T *scratch, uint p2, BLELLOCH_T *total)
+{
+    uint l = (uint)get_local_id(0);
+    uint wg = (uint)get_local_size(0);
+    *total = wg_sum(v, scratch, p2);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (l == 0)
         scratch[p2 - 1] = 0;

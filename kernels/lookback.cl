@@ -193,13 +193,9 @@ typedef union {
 /* A run is read 4 flags a load where it is whole words (items % 4 == 0, as
  * at every GPU launch clnz tunes): the runs of a warp's work-items lie
  * items bytes apart, in a few banks of local memory, so their byte loads
- * queued behind each other, 4 times as many as word loads. The host gives
- * `flags` at least 4-byte alignment (a local buffer of the kernel's). */
-typedef union {
-    uint w;
-    uchar b[4];
-} lb_word;
-
+ * queued behind each other, 4 times as many as word loads. The flags are a
+ * uint kernel argument, so that the runtime aligns them for these loads (a
+ * local argument is only promised its own type's alignment). */
 uint lb_run_count(__local const uchar *flags, uint first, uint items)
 {
     uint c = 0;
@@ -214,35 +210,44 @@ uint lb_run_count(__local const uchar *flags, uint first, uint items)
     return c;
 }
 
+/* Byte q of a word read from local memory, in memory order. */
+uint lb_byte(uint w, uint q)
+{
+#ifdef __ENDIAN_LITTLE__
+    return (w >> (8 * q)) & 0xffu;
+#else
+    return (w >> (24 - 8 * q)) & 0xffu;
+#endif
+}
+
 /* ---- the staged tile-local indices of selected elements ---- */
-/* 16 bits each in a tile of at most ABI_LB_SEL16_MAX_TILE elements (every
+/* 16 bits each where the host found the tile small enough (sel16: every
  * GPU launch), else 32: 3 bytes of local memory an element instead of 5,
  * so more work-groups fit a compute unit, and larger tiles fit at all. */
-void lb_sel_put(__local uchar *sel, int sel16, uint slot, uint v)
+void lb_sel_put(__local uint *sel, uint sel16, uint slot, uint v)
 {
     if (sel16)
         ((__local ushort *)sel)[slot] = (ushort)v;
     else
-        ((__local uint *)sel)[slot] = v;
+        sel[slot] = v;
 }
 
-uint lb_sel_get(__local const uchar *sel, int sel16, uint slot)
+uint lb_sel_get(__local const uint *sel, uint sel16, uint slot)
 {
-    return sel16 ? ((__local const ushort *)sel)[slot] : ((__local const uint *)sel)[slot];
+    return sel16 ? ((__local const ushort *)sel)[slot] : sel[slot];
 }
 
 /* The tile-local index of each selected element of the run, in order, to
  * slots o, o + 1, ... of sel */
-void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uchar *sel, int sel16,
+void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uint *sel, uint sel16,
                   uint o)
 {
     if (items % 4 == 0) {
         __local const uint *w = (__local const uint *)(flags + first);
         for (uint j = 0; j < items / 4; ++j) {
-            lb_word u; /* its bytes in memory order, whatever the device's endianness */
-            u.w = w[j];
+            uint word = w[j];
             for (uint q = 0; q < 4; ++q)
-                if (u.b[q])
+                if (lb_byte(word, q))
                     lb_sel_put(sel, sel16, o++, first + 4 * j + q);
         }
     } else {
@@ -250,6 +255,44 @@ void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uc
             if (flags[first + j])
                 lb_sel_put(sel, sel16, o++, first + j);
     }
+}
+
+/* ---- a tile's loads ---- */
+/* Step 1: work-item l's elements of the tile from `start`, coalesced, as
+ * lb_run's header says; their flags to the tile's bytes where `keep`, and
+ * how many of them are selected. vec16B: 16-byte loads where the whole
+ * tile is in the input; the branch is the same for the whole work-group. */
+uint lb_load_tile(__global const bits_t *in, long in_off, ulong start, ulong n, int rank,
+                  __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
+                  uint items, uint vec16B, __local uchar *flags, int keep)
+{
+    uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0), c = 0;
+    if (vec16B && contiguous && start + (ulong)wg * items <= n) {
+        __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
+        uint vectors = wg * items / BITS16B_LANES;
+        for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see lb_run's write */
+            uint i = k * wg + l;
+            if (i >= vectors)
+                continue;
+            lb_16B u;
+            u.v = v[i];
+            for (uint q = 0; q < BITS16B_LANES; ++q) {
+                uint f = elem_selected(u.lane[q], lo, hi, invert);
+                c += f;
+                if (keep)
+                    flags[i * BITS16B_LANES + q] = (uchar)f;
+            }
+        }
+    } else {
+        for (uint j = 0; j < items; ++j) {
+            uint f = lb_selected(in, in_off, start + j * wg + l, n, rank, meta, contiguous, lo, hi,
+                                 invert);
+            c += f;
+            if (keep)
+                flags[j * wg + l] = (uchar)f;
+        }
+    }
+    return c;
 }
 
 /* ---- entries ---- */
@@ -283,9 +326,9 @@ void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layou
 /* emit: ABI_EMIT_COUNT, ABI_EMIT_COORDS or ABI_EMIT_VALUES (kernels/abi.h).
  * status: a state per tile (LB_SLOT) and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
- * elements before flat index b * item_elems, for b < batches. flags: TILE
- * bytes, sel: TILE ushorts, or uints in a tile of more than
- * ABI_LB_SEL16_MAX_TILE elements (unused for counts), scratch: p2 uints. vec16B:
+ * elements before flat index b * item_elems, for b < batches. flag_words:
+ * TILE bytes (uints, for their alignment), sel: TILE ushorts where sel16,
+ * else uints (unused for counts), scratch: p2 uints. vec16B:
  * the host checked that the input is contiguous, that element 0 sits on a
  * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
  * pointer is only defined on an aligned address, and only such a load is
@@ -297,34 +340,20 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const value_t *x, long x_off, __global const long *x_meta,
                      int x_contiguous, __global ulong *count, ulong count_off,
                      __global long *offsets, ulong offsets_off, ulong batches, ulong item_elems,
-                     uint p2, __local uchar *flags, __local uchar *sel, __local uint *scratch,
-                     uint items, uint vec16B)
+                     uint p2, __local uint *flag_words, __local uint *sel, __local uint *scratch,
+                     uint items, uint vec16B, uint sel16)
 {
     __local ulong tile_id, excl_prefix;
+    __local uchar *flags = (__local uchar *)flag_words;
     uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0);
     if (l == 0) /* the tiles' counter follows their states */
         tile_id = atomic_inc((volatile __global uint *)(status + LB_SLOT(tiles)));
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong t = tile_id, start = t * (ulong)wg * items;
 
-    /* 1. load, coalesced; the branch is the same for the whole work-group */
-    if (vec16B && contiguous && start + (ulong)wg * items <= n) {
-        __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
-        uint vectors = wg * items / BITS16B_LANES;
-        for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see the write's loop */
-            uint i = k * wg + l;
-            if (i >= vectors)
-                continue;
-            lb_16B u;
-            u.v = v[i];
-            for (uint q = 0; q < BITS16B_LANES; ++q)
-                flags[i * BITS16B_LANES + q] = (uchar)elem_selected(u.lane[q], lo, hi, invert);
-        }
-    } else {
-        for (uint j = 0; j < items; ++j)
-            flags[j * wg + l] = (uchar)lb_selected(in, in_off, start + j * wg + l, n, rank,
-                                                   meta, contiguous, lo, hi, invert);
-    }
+    /* 1. load, coalesced */
+    lb_load_tile(in, in_off, start, n, rank, meta, contiguous, lo, hi, invert, items, vec16B, flags,
+                 1);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* 2. count: each work-item's run, then the runs' places in the tile */
@@ -399,7 +428,6 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
-    int sel16 = wg * items <= ABI_LB_SEL16_MAX_TILE;
     lb_run_stage(flags, l * items, items, sel, sel16, place);
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong room = capacity - excl;
@@ -422,37 +450,22 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
 /* A count alone (no batches: no tile needs another's count): no tile states
  * and no look-back. Each work-group counts its tile with step 1's loads,
- * in registers, reduces it, and adds it to the count with one 32-bit
+ * in registers, sums it, and adds it to the count with one 32-bit
  * atomic_add on the u64's low word, then an atomic_inc on its high word
  * when the low word wraps: exact, since each wrap is one increment, and
- * read only once the kernel has ended. The host zeroes the count first. */
+ * read only once the kernel has ended. The host zeroes the count first,
+ * which is the caller's where the kernel may read it (not
+ * CL_MEM_WRITE_ONLY), else the host's scratch, copied out after. */
 __kernel void lb_count(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *count, ulong count_off, uint p2,
                        __local uint *scratch, uint items, uint vec16B)
 {
-    uint l = (uint)get_local_id(0), wg = (uint)get_local_size(0), c = 0;
-    ulong start = get_group_id(0) * (ulong)wg * items;
-    if (vec16B && contiguous && start + (ulong)wg * items <= n) {
-        __global const bits16B_t *v = (__global const bits16B_t *)(in + in_off + start);
-        uint vectors = wg * items / BITS16B_LANES;
-        for (uint k = 0; k < (vectors + wg - 1) / wg; ++k) { /* see lb_run's write */
-            uint i = k * wg + l;
-            if (i >= vectors)
-                continue;
-            lb_16B u;
-            u.v = v[i];
-            for (uint q = 0; q < BITS16B_LANES; ++q)
-                c += elem_selected(u.lane[q], lo, hi, invert);
-        }
-    } else {
-        for (uint j = 0; j < items; ++j)
-            c += lb_selected(in, in_off, start + j * wg + l, n, rank, meta, contiguous, lo, hi,
-                             invert);
-    }
-    uint total;
-    wg_exclusive_scan(c, scratch, p2, &total);
-    if (l == 0 && total) {
+    ulong start = get_group_id(0) * (ulong)get_local_size(0) * items;
+    uint c = lb_load_tile(in, in_off, start, n, rank, meta, contiguous, lo, hi, invert, items,
+                          vec16B, (__local uchar *)scratch, 0); /* no flags kept */
+    uint total = wg_sum(c, scratch, p2);
+    if (get_local_id(0) == 0 && total) {
         volatile __global uint *word = (volatile __global uint *)(count + count_off);
 #ifdef __ENDIAN_LITTLE__
         uint low = 0;

@@ -1,7 +1,7 @@
 /* bench_clnz.c: times clnz on one .npy file for scripts/bench (a thin client
  * of include/clnz.h, like the clnz command).
  *
- *   build/bench_clnz FILE.npy RUNS [--strategies [WGxITEMS] [--only NAME]]
+ *   build/bench_clnz FILE.npy RUNS [--strategies [WGxITEMS] [--only two-pass|lookback]]
  *
  * Prints one JSON object: median and min wall times (ms) over RUNS runs of
  * each kind, in three rounds that take turns (each kind's share of a round
@@ -22,7 +22,7 @@
  * the input's bytes device to device, the bandwidth they are held to; and
  * the device's name and driver. WGxITEMS forces every kernel's launch
  * (clnz_context_set_launch): scripts/bench --gpu-sweep's launch shapes.
- * --only NAME times that strategy alone (and the copy): the sweep's
+ * --only times that strategy alone (and the copy): the sweep's
  * look-back variants leave two-pass's times as they are.
  */
 #include "io/io.h"
@@ -164,13 +164,16 @@ int main(int argc, char **argv)
         unsigned wg = 0, items = 0;
         clnz_strategy only = CLNZ_STRATEGY_AUTO;
         for (int i = 4; i < argc; ++i) {
+            char extra;
             if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-                if (clnz_strategy_parse(argv[++i], &only) || only == CLNZ_STRATEGY_AUTO) {
-                    fprintf(stderr, "bench_clnz: --only %s: not a strategy\n", argv[i]);
+                if (clnz_strategy_parse(argv[++i], &only) ||
+                    (only != CLNZ_STRATEGY_TWO_PASS && only != CLNZ_STRATEGY_LOOKBACK)) {
+                    fprintf(stderr, "bench_clnz: --only %s: two-pass or lookback\n", argv[i]);
                     return 2;
                 }
-            } else if (sscanf(argv[i], "%ux%u", &wg, &items) != 2) {
-                fprintf(stderr, "bench_clnz: %s: not WGxITEMS or --only NAME\n", argv[i]);
+            } else if (sscanf(argv[i], "%ux%u%c", &wg, &items, &extra) != 2) {
+                fprintf(stderr, "bench_clnz: %s: not WGxITEMS or --only two-pass|lookback\n",
+                        argv[i]);
                 return 2;
             } else if (clnz_context_set_launch(ctx, wg, items) != CLNZ_SUCCESS) {
                 fprintf(stderr, "bench_clnz: launch %s: %s\n", argv[i], clnz_context_message(ctx));

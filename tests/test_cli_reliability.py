@@ -513,7 +513,7 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
             assert not out.exists()
     for name, value in (("CLNZ_LOOKBACK_WINDOW", "0"), ("CLNZ_LOOKBACK_WINDOW", "65"),
                         ("CLNZ_LOOKBACK_TEST_SPARSE", "1"), ("CLNZ_LOOKBACK_TEST_SPARSE", "01"),
-                        ("CLNZ_LOOKBACK_TEST_SPARSE", "1001"), ("CLNZ_LOOKBACK_SPIN", "-1"),
+                        ("CLNZ_LOOKBACK_TEST_SPARSE", "1001"), ("CLNZ_LOOKBACK_SPIN", "-0"),
                         ("CLNZ_LOOKBACK_SPIN", "1000000001"), ("CLNZ_LOOKBACK_SPIN", "5k")):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, **{name: value})))
         assert line.startswith(f"clnz: {name}='{value}': {takes[name]}"), line

@@ -177,6 +177,17 @@ static void expect_count(clnz_context *ctx, const input *in, const clnz_predicat
     uint64_t dz = 0;
     tu_read(cnt, 8, 8, &dz);
     assert_int_equal(dz, (uint64_t)z);
+    /* a count buffer kernels may only write: lookback's lb_count adds up
+     * elsewhere and copies (its atomics read what they add to) */
+    cl_int e;
+    cl_mem wo =
+        clCreateBuffer(clnz_context_cl_context(tu_context()), CL_MEM_WRITE_ONLY, 24, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &in->t, b, in_off, pred, wo, 16, 0, NULL, NULL));
+    dz = 0;
+    tu_read(wo, 16, 8, &dz);
+    assert_int_equal(dz, (uint64_t)z);
+    clReleaseMemObject(wo);
     clReleaseMemObject(b);
     clReleaseMemObject(cnt);
 }
@@ -441,11 +452,28 @@ static void test_lookback(void **state)
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 2, 3, 1);
     /* items a multiple of 4: runs of flags read a word at a time */
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 5, 8, 1);
-    /* staged indices: 16-bit ones in a tile of ABI_LB_SEL16_MAX_TILE
-     * elements, here up to 11879 (the launches above stage none past 255),
-     * and 32-bit ones in a tile one work-item's run larger */
-    run_strategy(CLNZ_STRATEGY_LOOKBACK, 4, 16384, 1);
-    run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 4097, 1);
+    /* staged indices: 16-bit ones in a tile of 65536 elements, the most
+     * they serve, and 32-bit ones in a tile one work-item's run larger,
+     * over the shapes (indices up to 11879: the launches above stage none
+     * past 255) and over dense 1-D inputs of 3.x such tiles, C-order and
+     * reversed, where they pass 65535 */
+    const tu_launch big[] = {{4, 16384}, {16, 4097}};
+    for (int k = 0; k < 2; ++k) {
+        run_strategy(CLNZ_STRATEGY_LOOKBACK, big[k].wg, big[k].items, 1);
+        clnz_context *ctx = new_context(CLNZ_STRATEGY_LOOKBACK, big[k].wg, big[k].items);
+        int64_t n = 3 * 65552 + 5;
+        for (int view = 0; view < 2; ++view) {
+            input in;
+            input_make(&in, CLNZ_U8, 1, &n, view, 0.7);
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            expect_nonzero(ctx, &in, NULL, &o, "lookback, dense tiles of 2^16 and more");
+            o.layout = CLNZ_LAYOUT_FLAT;
+            expect_nonzero(ctx, &in, NULL, &o, "lookback, dense tiles of 2^16 and more");
+            free(in.buf);
+        }
+        clnz_context_release(ctx);
+    }
 }
 
 /* The look-back's 16-byte loads (lookback.c's loads_16B): a C-order input

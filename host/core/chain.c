@@ -139,6 +139,19 @@ clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, s
     return chain_took(ch, ev);
 }
 
+clnz_status chain_copy(chain *ch, cl_mem src, size_t src_off, cl_mem dst, size_t dst_off,
+                       size_t bytes)
+{
+    cl_event wbuf[MAX_WAIT];
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, MAX_WAIT, &list);
+    cl_event ev = NULL;
+    cl_int e = clEnqueueCopyBuffer(ch->ctx->queue, src, dst, src_off, dst_off, bytes, n, list, &ev);
+    if (e)
+        return CL_CHECK(ch->ctx, e, "clEnqueueCopyBuffer");
+    return chain_took(ch, ev);
+}
+
 clnz_status chain_copy_image(chain *ch, cl_mem image, const size_t *origin, const size_t *region,
                              cl_mem buf)
 {

@@ -18,6 +18,9 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
 /* Writes `count` copies of a value of `size` bytes (4 or 8) from byte_off on. */
 clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,
                        uint64_t count);
+/* Copies `bytes` bytes from src at src_off to dst at dst_off. */
+clnz_status chain_copy(chain *ch, cl_mem src, size_t src_off, cl_mem dst, size_t dst_off,
+                       size_t bytes);
 /* Copies a 2-D region of an image (origin and region in pixels) into buf
  * from its start, as the bytes the image stores. */
 clnz_status chain_copy_image(chain *ch, cl_mem image, const size_t *origin, const size_t *region,

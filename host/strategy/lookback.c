@@ -12,19 +12,28 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The bytes of a staged index: 16 bits in a tile of at most
- * ABI_LB_SEL16_MAX_TILE elements, else 32 (kernels/lookback.cl:
- * lb_sel_put). */
+/* The largest tile whose staged indices (tile-local, below the tile's
+ * size) are 16-bit: the kernel's sel16 (kernels/lookback.cl: lb_sel_put). */
+#define SEL16_MAX_TILE 65536
+
+/* The bytes of a staged index in a tile of `tile` elements. */
 static size_t sel_bytes(size_t tile)
 {
-    return tile <= ABI_LB_SEL16_MAX_TILE ? 2 : 4;
+    return tile <= SEL16_MAX_TILE ? 2 : 4;
+}
+
+/* A local buffer of `bytes`, in the kernel's uints. */
+static size_t local_words(size_t bytes)
+{
+    return (bytes + 3) / 4 * 4;
 }
 
 /* Local memory a work-item takes, a flag byte and a staged index an
- * element and its share of the scan, counted before its work-group size is
- * chosen: 16-bit indices only where the device's largest group keeps the
- * tile within ABI_LB_SEL16_MAX_TILE, so that the plan never counts less
- * than the launch takes. */
+ * element and 8 bytes for its 4 of the scan (the rest covers the buffers'
+ * rounding to words and the kernel's own 16 bytes), counted before its
+ * work-group size is chosen: 16-bit indices only where the device's
+ * largest group keeps the tile within SEL16_MAX_TILE, so that the plan
+ * never counts less than the launch takes. */
 static size_t local_per_work_item(const clnz_context *ctx, size_t items)
 {
     return items * (1 + sel_bytes(items * ctx->max_work_group)) + 2 * sizeof(cl_uint);
@@ -63,8 +72,9 @@ static clnz_status build(clnz_context *ctx, const job_kind *kind, const char *na
     return program_kernel(ctx, &prog, name, k);
 }
 
-/* lb_count's tiles are lb_run's (the same tuned launch), though it needs
- * only the scan's local memory. */
+/* lb_count takes lb_run's tuned launch and its local memory limit, though
+ * it needs only the scan's (its own kernel's work-group limit may still
+ * differ). */
 static clnz_status plan_make(clnz_context *ctx, const nz_job *job, const char *name, lb_plan *p)
 {
     size_t items = items_that_fit(ctx, plan_items(ctx, TUNE_LOOKBACK));
@@ -141,17 +151,18 @@ static clnz_status run(chain *ch, nz_job *job)
     cl_ulong tiles = p.tiles;
     cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     size_t tile = p.cfg.wg * p.cfg.items;
-    cl_uint vec16B = loads_16B(job, tile);
+    cl_uint vec16B = loads_16B(job, tile), sel16 = sel_bytes(tile) == 2;
     karg args[] = {JOB_KARGS_IN(a),
                    KARG(ctx->scratch),
                    KARG(tiles),
                    JOB_KARGS_OUT(a),
                    KARG(p2),
-                   KLOCAL(tile),
-                   KLOCAL(tile * sel_bytes(tile)),
+                   KLOCAL(local_words(tile)),
+                   KLOCAL(local_words(tile * sel_bytes(tile))),
                    KLOCAL(p2 * sizeof(cl_uint)),
                    KARG(items),
-                   KARG(vec16B)};
+                   KARG(vec16B),
+                   KARG(sel16)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
     if (!st) /* the name is what CLNZ_DEBUG logs: which load path ran shows there */
         st = chain_launch(ch, p.k, vec16B ? "lb_run (16-byte loads)" : "lb_run",
@@ -160,7 +171,9 @@ static clnz_status run(chain *ch, nz_job *job)
 }
 
 /* A count without batches: lb_count adds each tile's count to the zeroed
- * count, with no tile states to fill and no look-back. */
+ * count, with no tile states to fill and no look-back. Its atomics read the
+ * count they add to: a caller's count buffer that kernels may only write
+ * (CL_MEM_WRITE_ONLY) gets the sum from the scratch, copied. */
 static clnz_status run_count(chain *ch, nz_job *job)
 {
     clnz_context *ctx = ch->ctx;
@@ -168,21 +181,32 @@ static clnz_status run_count(chain *ch, nz_job *job)
         return job_empty(ch, job);
     lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
     clnz_status st = plan_make(ctx, job, "lb_count", &p);
+    cl_mem_flags flags = 0;
+    if (clGetMemObjectInfo(job->count, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
+        flags = CL_MEM_WRITE_ONLY; /* unknown: the scratch is always right */
+    int direct = !(flags & CL_MEM_WRITE_ONLY);
+    if (!st && !direct)
+        st = plan_scratch(ctx, sizeof(cl_ulong));
+    cl_mem sum = direct ? job->count : ctx->scratch;
+    cl_ulong sum_off = direct ? job->count_off : 0;
     if (!st)
-        st = chain_fill(ch, job->count, job->count_off * sizeof(cl_ulong), 0, sizeof(cl_ulong), 1);
+        st = chain_fill(ch, sum, sum_off * sizeof(cl_ulong), 0, sizeof(cl_ulong), 1);
     if (st)
         return st;
     job_args a;
-    job_args_of(job, job->count, &a);
+    job_args_of(job, sum, &a);
     cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     cl_uint vec16B = loads_16B(job, p.cfg.wg * p.cfg.items);
     karg args[] = {
-        JOB_KARGS_IN(a), KARG(a.count), KARG(a.count_off), KARG(p2), KLOCAL(p2 * sizeof(cl_uint)),
+        JOB_KARGS_IN(a), KARG(sum),   KARG(sum_off), KARG(p2), KLOCAL(p2 * sizeof(cl_uint)),
         KARG(items),     KARG(vec16B)};
     st = set_args(ctx, p.k, "lb_count", args, (int)(sizeof args / sizeof args[0]));
     if (!st)
         st = chain_launch(ch, p.k, vec16B ? "lb_count (16-byte loads)" : "lb_count",
                           (size_t)p.tiles * p.cfg.wg, p.cfg.wg);
+    if (!st && !direct)
+        st =
+            chain_copy(ch, sum, 0, job->count, job->count_off * sizeof(cl_ulong), sizeof(cl_ulong));
     return st;
 }
 
