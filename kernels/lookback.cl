@@ -23,7 +23,7 @@
  *      tenth of the copy's bandwidth was a cost per tile, which larger
  *      tiles cut: 256 x 32 elements ran in half the time of 256 x 8);
  *   4. write: each run stages the tile-local index of its selected elements
- *      in local memory (16 bits in a tile of up to 65536), in order; then
+ *      in local memory (16 bits: tiles of up to 65536), in order; then
  *      consecutive work-items write consecutive entries (coordinates, flat
  *      indices or x's values) at the tile's offset, so the stores are
  *      contiguous too.
@@ -210,51 +210,17 @@ uint lb_run_count(__local const uchar *flags, uint first, uint items)
     return c;
 }
 
-/* Byte q of a word read from local memory, in memory order. */
-uint lb_byte(uint w, uint q)
-{
-#ifdef __ENDIAN_LITTLE__
-    return (w >> (8 * q)) & 0xffu;
-#else
-    return (w >> (24 - 8 * q)) & 0xffu;
-#endif
-}
-
 /* ---- the staged tile-local indices of selected elements ---- */
-/* 16 bits each where the host found the tile small enough (sel16: every
- * GPU launch), else 32: 3 bytes of local memory an element instead of 5,
- * so more work-groups fit a compute unit, and larger tiles fit at all. */
-void lb_sel_put(__local uint *sel, uint sel16, uint slot, uint v)
-{
-    if (sel16)
-        ((__local ushort *)sel)[slot] = (ushort)v;
-    else
-        sel[slot] = v;
-}
-
-uint lb_sel_get(__local const uint *sel, uint sel16, uint slot)
-{
-    return sel16 ? ((__local const ushort *)sel)[slot] : sel[slot];
-}
-
 /* The tile-local index of each selected element of the run, in order, to
- * slots o, o + 1, ... of sel */
-void lb_run_stage(__local const uchar *flags, uint first, uint items, __local uint *sel, uint sel16,
-                  uint o)
+ * slots o, o + 1, ... of sel: 16 bits, since the host keeps tiles within
+ * 65536 elements (host/strategy/lookback.c: LOOKBACK_MAX_TILE), so that
+ * they take 3 bytes of local memory an element instead of 5: more
+ * work-groups fit a compute unit, and larger tiles fit at all. */
+void lb_run_stage(__local const uchar *flags, uint first, uint items, __local ushort *sel, uint o)
 {
-    if (items % 4 == 0) {
-        __local const uint *w = (__local const uint *)(flags + first);
-        for (uint j = 0; j < items / 4; ++j) {
-            uint word = w[j];
-            for (uint q = 0; q < 4; ++q)
-                if (lb_byte(word, q))
-                    lb_sel_put(sel, sel16, o++, first + 4 * j + q);
-        }
-    } else {
-        for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
-            if (flags[first + j])
-                lb_sel_put(sel, sel16, o++, first + j);
-    }
+    for (uint j = 0; j < items; ++j) /* a branch: a slot past the run is the next run's */
+        if (flags[first + j])
+            sel[o++] = (ushort)(first + j);
 }
 
 /* ---- a tile's loads ---- */
@@ -327,8 +293,8 @@ void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layou
  * status: a state per tile (LB_SLOT) and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
  * elements before flat index b * item_elems, for b < batches. flag_words:
- * TILE bytes (uints, for their alignment), sel: TILE ushorts where sel16,
- * else uints (unused for counts), scratch: p2 uints. vec16B:
+ * TILE bytes (uints, for their alignment), sel: TILE ushorts (unused for
+ * counts), scratch: p2 uints. vec16B:
  * the host checked that the input is contiguous, that element 0 sits on a
  * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
  * pointer is only defined on an aligned address, and only such a load is
@@ -340,8 +306,8 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const value_t *x, long x_off, __global const long *x_meta,
                      int x_contiguous, __global ulong *count, ulong count_off,
                      __global long *offsets, ulong offsets_off, ulong batches, ulong item_elems,
-                     uint p2, __local uint *flag_words, __local uint *sel, __local uint *scratch,
-                     uint items, uint vec16B, uint sel16)
+                     uint p2, __local uint *flag_words, __local ushort *sel, __local uint *scratch,
+                     uint items, uint vec16B)
 {
     __local ulong tile_id, excl_prefix;
     __local uchar *flags = (__local uchar *)flag_words;
@@ -428,7 +394,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
-    lb_run_stage(flags, l * items, items, sel, sel16, place);
+    lb_run_stage(flags, l * items, items, sel, place);
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong room = capacity - excl;
     uint entries = room < aggregate ? (uint)room : aggregate;
@@ -438,7 +404,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         uint e = k * wg + l;
         if (e >= entries)
             continue;
-        ulong f = start + lb_sel_get(sel, sel16, e), slot = excl + e;
+        ulong f = start + sel[e], slot = excl + e;
         if (emit == ABI_EMIT_VALUES)
             ((__global value_t *)out)[out_off + slot] =
                 x[x_off + lb_offset(f, rank, x_meta, x_contiguous)];

@@ -451,13 +451,13 @@ static void test_lookback(void **state)
      * size of 2 (barriers in a loop), now out of any loop */
     run_strategy(CLNZ_STRATEGY_LOOKBACK, 2, 3, 1);
     /* items a multiple of 4: runs of flags read a word at a time */
-    run_strategy(CLNZ_STRATEGY_LOOKBACK, 5, 8, 1);
-    /* staged indices: 16-bit ones in a tile of 65536 elements, the most
-     * they serve, and 32-bit ones in a tile one work-item's run larger,
-     * over the shapes (indices up to 11879: the launches above stage none
-     * past 255) and over dense 1-D inputs of 3.x such tiles, C-order and
-     * reversed, where they pass 65535 */
-    const tu_launch big[] = {{4, 16384}, {16, 4097}};
+    run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 8, 1);
+    /* 16-bit staged indices in a tile of 65536 elements, the most they
+     * serve (LOOKBACK_MAX_TILE), and a forced 32 x 4096 lowered to it
+     * (16 x 4096), over the shapes (indices up to 11879: the launches
+     * above stage none past 255) and over dense 1-D inputs of 3.x such
+     * tiles, C-order and reversed, where they reach 65535 */
+    const tu_launch big[] = {{16, 4096}, {32, 4096}};
     for (int k = 0; k < 2; ++k) {
         run_strategy(CLNZ_STRATEGY_LOOKBACK, big[k].wg, big[k].items, 1);
         clnz_context *ctx = new_context(CLNZ_STRATEGY_LOOKBACK, big[k].wg, big[k].items);

@@ -12,31 +12,19 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The largest tile whose staged indices (tile-local, below the tile's
- * size) are 16-bit: the kernel's sel16 (kernels/lookback.cl: lb_sel_put). */
-#define SEL16_MAX_TILE 65536
-
-/* The bytes of a staged index in a tile of `tile` elements. */
-static size_t sel_bytes(size_t tile)
-{
-    return tile <= SEL16_MAX_TILE ? 2 : 4;
-}
-
 /* A local buffer of `bytes`, in the kernel's uints. */
 static size_t local_words(size_t bytes)
 {
     return (bytes + 3) / 4 * 4;
 }
 
-/* Local memory a work-item takes, a flag byte and a staged index an
- * element and 8 bytes for its 4 of the scan (the rest covers the buffers'
- * rounding to words and the kernel's own 16 bytes), counted before its
- * work-group size is chosen: 16-bit indices only where the device's
- * largest group keeps the tile within SEL16_MAX_TILE, so that the plan
- * never counts less than the launch takes. */
-static size_t local_per_work_item(const clnz_context *ctx, size_t items)
+/* Local memory a work-item takes: a flag byte and a 16-bit staged index an
+ * element (tiles of at most LOOKBACK_MAX_TILE elements), and 8 bytes for
+ * its 4 of the scan (the rest covers the buffers' rounding to words and
+ * the kernel's own 16 bytes). */
+static size_t local_per_work_item(size_t items)
 {
-    return items * (1 + sel_bytes(items * ctx->max_work_group)) + 2 * sizeof(cl_uint);
+    return items * 3 + 2 * sizeof(cl_uint);
 }
 
 typedef struct {
@@ -45,11 +33,13 @@ typedef struct {
     uint64_t tiles;
 } lb_plan;
 
-/* The largest items whose one-work-item tile fits local memory (counted
- * at 5 bytes an element: the most it can take). */
+/* The largest items whose one-work-item tile fits local memory and
+ * LOOKBACK_MAX_TILE. */
 static size_t items_that_fit(const clnz_context *ctx, size_t items)
 {
-    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / 5 : 1;
+    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / 3 : 1;
+    if (most > LOOKBACK_MAX_TILE)
+        most = LOOKBACK_MAX_TILE;
     return items < most ? items : most;
 }
 
@@ -81,8 +71,9 @@ static clnz_status plan_make(clnz_context *ctx, const nz_job *job, const char *n
     job_kind kind = job_kind_of(job);
     clnz_status st = build(ctx, &kind, name, &p->k);
     if (!st)
-        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items, local_per_work_item(ctx, items),
-                         &p->cfg);
+        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items, local_per_work_item(items), &p->cfg);
+    if (!st)
+        plan_cap_tile(ctx, LOOKBACK_MAX_TILE, &p->cfg);
     /* no launch shape after a failure: dividing by it crashed (SIGFPE on
      * NVIDIA, where a kernel failed to build) */
     p->tiles = st ? 0 : plan_tiles(job->t.n, &p->cfg);
@@ -93,7 +84,7 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
                                        size_t *local_elem)
 {
     items = items_that_fit(ctx, items);
-    *local_elem = local_per_work_item(ctx, items);
+    *local_elem = local_per_work_item(items);
     job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
     return build(ctx, &kind, "lb_run", k);
 }
@@ -151,18 +142,17 @@ static clnz_status run(chain *ch, nz_job *job)
     cl_ulong tiles = p.tiles;
     cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     size_t tile = p.cfg.wg * p.cfg.items;
-    cl_uint vec16B = loads_16B(job, tile), sel16 = sel_bytes(tile) == 2;
+    cl_uint vec16B = loads_16B(job, tile);
     karg args[] = {JOB_KARGS_IN(a),
                    KARG(ctx->scratch),
                    KARG(tiles),
                    JOB_KARGS_OUT(a),
                    KARG(p2),
                    KLOCAL(local_words(tile)),
-                   KLOCAL(local_words(tile * sel_bytes(tile))),
+                   KLOCAL(local_words(tile * sizeof(cl_ushort))),
                    KLOCAL(p2 * sizeof(cl_uint)),
                    KARG(items),
-                   KARG(vec16B),
-                   KARG(sel16)};
+                   KARG(vec16B)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
     if (!st) /* the name is what CLNZ_DEBUG logs: which load path ran shows there */
         st = chain_launch(ch, p.k, vec16B ? "lb_run (16-byte loads)" : "lb_run",

@@ -109,6 +109,9 @@ struct strategy {
 extern const strategy strategy_single_tile, strategy_two_pass, strategy_lookback,
     strategy_stream;
 
+/* The largest look-back tile (work-group size x items): its staged
+ * indices are 16-bit (kernels/lookback.cl: lb_run_stage). */
+#define LOOKBACK_MAX_TILE 65536
 /* The look-back kernel built for the tuner's candidate limits (lookback.c);
  * *local_elem: its local memory per work-item. */
 clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kernel *k,

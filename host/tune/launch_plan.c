@@ -89,6 +89,18 @@ clnz_status plan_launch(clnz_context *ctx, tune_kernel family, cl_kernel *kernel
     return CLNZ_SUCCESS;
 }
 
+void plan_cap_tile(const clnz_context *ctx, size_t max_tile, launch_cfg *cfg)
+{
+    size_t most = max_tile / cfg->items ? max_tile / cfg->items : 1;
+    if (cfg->wg <= most)
+        return;
+    if (ctx->debug && ctx->forced_wg)
+        fprintf(stderr, "clnz: forced work-group size %zu clamped to %zu for tiles of %zu\n",
+                cfg->wg, most, max_tile);
+    cfg->wg = most;
+    cfg->p2 = next_pow2(most);
+}
+
 uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg)
 {
     uint64_t tile = (uint64_t)cfg->wg * cfg->items;

@@ -20,6 +20,9 @@ size_t plan_items(const clnz_context *ctx, tune_kernel kernel);
  * family's forced, tuned or default one, within the kernels' limits. */
 clnz_status plan_launch(clnz_context *ctx, tune_kernel kernel, cl_kernel *kernels,
                         int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg);
+/* Lowers cfg's work-group size until a tile (work-group size x items) is
+ * at most max_tile elements (CLNZ_DEBUG logs a forced size lowered). */
+void plan_cap_tile(const clnz_context *ctx, size_t max_tile, launch_cfg *cfg);
 /* The largest work-group the local scan can have on this device. */
 size_t plan_local_limit(const clnz_context *ctx, size_t local_elem_bytes);
 uint64_t plan_tiles(uint64_t n, const launch_cfg *cfg);

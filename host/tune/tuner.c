@@ -135,6 +135,8 @@ static int candidates(clnz_context *ctx, tune_kernel f, int quick, clnz_launch *
         if (family_kernel(ctx, f, items[i], &k, &local_elem))
             return 0;
         limits[i] = wg_limit(ctx, k, local_elem);
+        if (f == TUNE_LOOKBACK && limits[i] > LOOKBACK_MAX_TILE / items[i])
+            limits[i] = LOOKBACK_MAX_TILE / items[i] ? LOOKBACK_MAX_TILE / items[i] : 1;
         if (limits[i] > limit)
             limit = limits[i];
     }
