@@ -16,7 +16,8 @@ static const char usage_tune[] =
     "then timed with OpenCL profiling events on a cache-sized and a large problem\n"
     "(median after a warm-up). Prints what it tried and stores the winners in the\n"
     "cache folder, where every later process on this device finds them.\n"
-    "  --quick   fewer candidates and a smaller large problem (well under a minute)\n";
+    "  --quick   fewer candidates and runs, and on a CPU a smaller large problem\n"
+    "            (well under a minute)\n";
 
 static void progress(void *user, int done, int total, const clnz_tune_row *r)
 {

@@ -13,11 +13,11 @@
  * one core, so it wants a few work-items each walking a long contiguous
  * chunk (measured on PoCL: 4 x 4096 is 3x faster than 64 x 64 for nonzero);
  * a GPU wants many work-items with a few items each, except the look-back,
- * whose cost per tile wants large tiles (H200, f32 2^28 at 50 %: 256 x 8
- * 3.36 ms, 256 x 16 1.97, 256 x 32 1.48). At 3 bytes of local memory an
- * element (16-bit staged indices) that is 24 KiB a group; it was 40 KiB,
- * with 32-bit ones, when measured. A device with less local memory gets
- * fewer work-items (plan_launch). */
+ * whose cost per tile wants large tiles (H100, 2026-11-28, f32 2^28 at
+ * 50 %: 256 x 16 1.79 ms, 256 x 32 1.21, 128 x 64 1.15, 256 x 48 0.98; at
+ * 2^26 256 x 48 was the fastest at 10, 50 and 100 % too). At 3 bytes of
+ * local memory an element (16-bit staged indices) that is 36 KiB a group.
+ * A device with less local memory gets fewer work-items (plan_launch). */
 void plan_defaults(clnz_context *ctx)
 {
     for (int f = 0; f < TUNE_KERNELS; ++f) {
@@ -27,7 +27,7 @@ void plan_defaults(clnz_context *ctx)
             l.items_per_work_item = 4096;
         } else {
             l.work_group_size = 256;
-            l.items_per_work_item = f == TUNE_LOOKBACK ? 32 : f == TUNE_SCAN ? 8 : 4;
+            l.items_per_work_item = f == TUNE_LOOKBACK ? 48 : f == TUNE_SCAN ? 8 : 4;
         }
         if (l.work_group_size > ctx->max_work_group)
             l.work_group_size = ctx->max_work_group;
@@ -89,9 +89,14 @@ clnz_status plan_launch(clnz_context *ctx, tune_kernel family, cl_kernel *kernel
     return CLNZ_SUCCESS;
 }
 
+size_t plan_tile_wg(size_t max_tile, size_t items)
+{
+    return max_tile / items ? max_tile / items : 1;
+}
+
 void plan_cap_tile(const clnz_context *ctx, size_t max_tile, launch_cfg *cfg)
 {
-    size_t most = max_tile / cfg->items ? max_tile / cfg->items : 1;
+    size_t most = plan_tile_wg(max_tile, cfg->items);
     if (cfg->wg <= most)
         return;
     if (ctx->debug && ctx->forced_wg)

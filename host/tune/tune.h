@@ -20,6 +20,9 @@ size_t plan_items(const clnz_context *ctx, tune_kernel kernel);
  * family's forced, tuned or default one, within the kernels' limits. */
 clnz_status plan_launch(clnz_context *ctx, tune_kernel kernel, cl_kernel *kernels,
                         int n_kernels, size_t items, size_t local_elem_bytes, launch_cfg *cfg);
+/* The largest work-group size whose tile of items a work-item is at most
+ * max_tile elements (1 where even one work-item's is larger). */
+size_t plan_tile_wg(size_t max_tile, size_t items);
 /* Lowers cfg's work-group size until a tile (work-group size x items) is
  * at most max_tile elements (CLNZ_DEBUG logs a forced size lowered). */
 void plan_cap_tile(const clnz_context *ctx, size_t max_tile, launch_cfg *cfg);
