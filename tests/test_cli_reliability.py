@@ -13,6 +13,7 @@ import resource
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 
@@ -287,7 +288,7 @@ def test_item7_stdin_and_fifo_inputs(tmp_path, rng):
     maker = tmp_path / "make.py"
     maker.write_text("import sys, numpy as np\n"
                      f"np.save(sys.stdout.buffer, np.load({str(save(tmp_path, a))!r}))\n")
-    p = subprocess.run(f"/usr/bin/python3 '{maker}' | '{CLNZ}' nonzero /dev/stdin -o '{out}'",
+    p = subprocess.run(f"'{sys.executable}' '{maker}' | '{CLNZ}' nonzero /dev/stdin -o '{out}'",
                        shell=True, capture_output=True, timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr
     expect_nonzero(out, a)
@@ -599,7 +600,7 @@ def test_item14_kill_9_leaves_no_temporaries(tmp_path, rng, tmpfile):
         # files that look alike but are not stale clnz temporaries
         alive = tmp_path / ".clnz-tmp-alive000"
         alive.write_bytes(b"\x93NUMPY")
-        holder = subprocess.Popen(["/usr/bin/python3", "-c",
+        holder = subprocess.Popen([sys.executable, "-c",
                                    "import fcntl, sys; f = open(sys.argv[1]); "
                                    "fcntl.flock(f, fcntl.LOCK_EX); print(1, flush=True); "
                                    "sys.stdin.read()", str(alive)],

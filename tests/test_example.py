@@ -5,6 +5,7 @@ pictures are what `make example` makes today."""
 import os
 import struct
 import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -132,7 +133,7 @@ def test_bad_input_fails_cleanly(tmp_path, rng):
 
 
 def test_readme_pictures_are_what_make_example_makes(tmp_path):
-    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "example-input"),
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "example-input"),
                     tmp_path / "sky.png"], check=True)
     committed_in = os.path.join(ROOT, "scripts", "threshold_example_in.png")
     assert np.array_equal(read_png(tmp_path / "sky.png"), read_png(committed_in))
