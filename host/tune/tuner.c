@@ -353,6 +353,7 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
     double large_ms[TUNE_KERNELS];
     int nc[TUNE_KERNELS], total = 0, done = 0;
     for (int f = 0; f < TUNE_KERNELS; ++f) {
+        large_ms[f] = -1; /* not measured */
         nc[f] = tunable(ctx, (tune_kernel)f)
                     ? candidates(ctx, (tune_kernel)f, quick, cands[f], MAX_CANDIDATES)
                     : 0;
@@ -363,11 +364,11 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
             nc[f] = MAX_CANDIDATES;
         total += nc[f];
     }
-    problem probs[2];
+    problem probs[2] = {{0}}; /* a failed first one leaves the second to free */
     uint64_t sizes[2] = {SMALL_N,
                          ctx->is_cpu ? (quick ? LARGE_N_QUICK : LARGE_N_FULL) : LARGE_N_GPU};
-    /* the problem's buffers (about 22 bytes an element, the scan's u64 ones
-     * 16 of them) within what one allocation may take */
+    /* the problem's buffers come to about 22 bytes an element (the scan's
+     * two u64 ones 16): all of them within what one allocation may take */
     while (sizes[1] > SMALL_N && sizes[1] * 32 > ctx->max_alloc)
         sizes[1] /= 2;
     int runs = quick ? 3 : 7;
