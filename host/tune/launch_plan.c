@@ -16,9 +16,9 @@
  * whose cost per tile wants large tiles (H100, 2026-11-28, f32 2^28 at
  * 50 %: 256 x 16 1.79 ms, 256 x 32 1.21, 128 x 64 1.15, 256 x 48 0.98; at
  * 2^26 it was within 5 % of the fastest at 10, 50 and 100 %, 256 x 56 the
- * same). At 3 bytes of
- * local memory an element (16-bit staged indices) that is 36 KiB a group.
- * A device with less local memory gets fewer work-items (plan_launch). */
+ * same). At 3 bytes of local memory an element (16-bit staged indices)
+ * that is 36 KiB a group. A device with less local memory gets fewer
+ * work-items (plan_launch). */
 void plan_defaults(clnz_context *ctx)
 {
     for (int f = 0; f < TUNE_KERNELS; ++f) {

@@ -378,7 +378,6 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
     for (int f = 0; f < TUNE_KERNELS && !st; ++f) {
         double ms[MAX_CANDIDATES][2], fastest[2] = {-1, -1};
         won->launch[f] = ctx->launch[f];
-        large_ms[f] = -1;
         for (int c = 0; c < nc[f]; ++c) {
             clnz_tune_row row = {tune_kernel_names[f], cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
             row.is_default = cands[f][c].work_group_size == ctx->launch[f].work_group_size &&
