@@ -645,7 +645,9 @@ clnz_status clnz_nonzero_batched_alloc(clnz_context *ctx, const clnz_tensor *in,
                                        const cl_event *wait_list, cl_event *out_event);
 
 /* Blocking: *res gets the entries (res->count = z), *offsets the B + 1
- * offsets as a 1-D int64 array (clnz_array_free). */
+ * offsets as a 1-D int64 array (clnz_array_free). Offsets larger than the
+ * host's physical memory are CLNZ_ERROR_TOO_LARGE, whatever malloc would
+ * grant. */
 clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const void *data,
                                  const clnz_predicate *pred, const clnz_nonzero_options *opts,
                                  clnz_result *res, clnz_array *offsets);

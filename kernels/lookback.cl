@@ -76,6 +76,19 @@
 #ifndef LB_PLAIN_READ
 #define LB_PLAIN_READ 0
 #endif
+/* LB_PROFILE=k (scripts/bench --gpu-sweep alone: the entries it writes are
+ * wrong) leaves a part of lb_run out, to see what each part costs beside
+ * the whole kernel: 1, the look-back (tile t takes t times the average
+ * tile's count as its offset, so its stores land about where they would);
+ * 2, everything after the look-back; 3, the entries' stores (the staging
+ * stays). Why: on the H200 at 256 x 48, lb_run's nonzero of f32 2^28
+ * took 0.25 ms at 0 % (no tile stages or writes: the capacity is 0) and
+ * 0.63 at 1 %, whose entries are 1 % of the bytes; local buffers padded
+ * against bank conflicts, read a word of flags at a time, were slower
+ * (1.03 ms at 50 % against 0.95). */
+#ifndef LB_PROFILE
+#define LB_PROFILE 0
+#endif
 #ifndef LB_ATOM64
 #define LB_ATOM64 0
 #endif
@@ -339,7 +352,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
             lb_publish(status, t, t ? ABI_TILE_AGGREGATE : ABI_TILE_PREFIX, aggregate);
         /* p: tiles p-1, p-2, ... are still to add; blocked: window reads in
          * a row that found tile p-1 invalid */
-        for (ulong p = t, blocked = 0; p > 0;) {
+        for (ulong p = LB_PROFILE == 1 ? 0 : t, blocked = 0; p > 0;) {
             uint f[LB_WINDOW];
             ulong v[LB_WINDOW];
             uint w = p < LB_WINDOW ? (uint)p : LB_WINDOW;
@@ -371,7 +384,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         }
         if (t && prefix)
             lb_publish(status, t, ABI_TILE_PREFIX, excl + aggregate);
-        excl_prefix = excl;
+        excl_prefix = LB_PROFILE == 1 ? t * (capacity / tiles) : excl;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     ulong excl = excl_prefix;
@@ -389,7 +402,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
             offsets[offsets_off + b] = (long)(excl + place + before);
         }
     }
-    if (emit == ABI_EMIT_COUNT || excl >= capacity)
+    if (emit == ABI_EMIT_COUNT || excl >= capacity || LB_PROFILE == 2)
         return;
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
@@ -404,6 +417,11 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         uint e = k * wg + l;
         if (e >= entries)
             continue;
+        if (LB_PROFILE == 3) { /* the staged index read, no store (all but never) */
+            if (sel[e] == (ushort)0xffff)
+                out[out_off] = 0;
+            continue;
+        }
         ulong f = start + sel[e], slot = excl + e;
         if (emit == ABI_EMIT_VALUES)
             ((__global value_t *)out)[out_off + slot] =

@@ -1222,6 +1222,8 @@ def test_one_tile_is_one_launch_and_one_read(tmp_path, rng):
             assert "lb_count" in launches[0] and "lb_run" in launches[1], p.stderr
         elif many:
             assert len(launches) >= 3 and len(reads) == 2, p.stderr
-        else:
-            assert len(launches) == 1 and "nz_write" in launches[0], p.stderr
+        else:  # single-tile's nz_write, or lookback's lb_run where two-pass's tuned
+            # tile is smaller than the input and lookback's is not (the H200's)
+            assert len(launches) == 1, p.stderr
+            assert "nz_write" in launches[0] or "lb_run" in launches[0], p.stderr
             assert len(reads) == 1, p.stderr

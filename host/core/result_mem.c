@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #if defined(__GLIBC__) && defined(MADV_FREE)
 #include <malloc.h>
 #define CAN_KEEP 1 /* malloc_usable_size gives a block's size, MADV_FREE lends it back */
@@ -98,6 +99,14 @@ static void *take_kept(size_t bytes)
     return p;
 }
 
+uint64_t host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (uint64_t)pages > UINT64_MAX / (uint64_t)page)
+        return UINT64_MAX;
+    return (uint64_t)pages * (uint64_t)page;
+}
+
 void *alloc_result(size_t bytes)
 {
     int fresh;
@@ -107,6 +116,8 @@ void *alloc_result(size_t bytes)
 void *alloc_result_fresh(size_t bytes, int *fresh)
 {
     *fresh = 0; /* the heap's: small blocks are mostly reused */
+    if (bytes > host_memory_bytes())
+        return NULL;
     if (bytes < 2 * HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
     void *p = NULL;

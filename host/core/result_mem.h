@@ -7,8 +7,15 @@
 #define CLNZ_CORE_RESULT_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* At least `bytes` (1 for 0) of malloc'd memory, or NULL. */
+/* The host's physical memory in bytes (UINT64_MAX where the system does
+ * not say). A result larger than it cannot be held, whatever malloc says:
+ * a system that overcommits (vm.overcommit_memory=1) grants any request,
+ * and filling it then runs until the kernel kills the process. */
+uint64_t host_memory_bytes(void);
+/* At least `bytes` (1 for 0) of malloc'd memory, or NULL (also above
+ * host_memory_bytes). */
 void *alloc_result(size_t bytes);
 /* The same, and in *fresh whether the block's pages are new to the process
  * (the system zeroes each on its first touch) rather than reused. */

@@ -3,6 +3,7 @@
  * strategy writes the offsets of the items (strategy.h: batches) and the
  * entries with the width of an item, so that the batch coordinate is not
  * written. */
+#include "core/result_mem.h"
 #include "ops/ops.h"
 #include "slices/slices.h"
 
@@ -246,12 +247,16 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
         st = batch_check(ctx, &t, nz_options_or_defaults(opts, &defaults), &o, &width);
     if (st)
         return st;
-    /* B + 1 offsets of 8 bytes: for an empty batch of 2^62 items the byte
-     * count wrapped to 8, and a launch over 2^62 items followed */
-    if ((uint64_t)t.shape[0] >= SIZE_MAX / sizeof(int64_t))
+    /* B + 1 offsets of 8 bytes, held on the host: for an empty batch of
+     * 2^62 items the byte count wrapped to 8, and a launch over 2^62 items
+     * followed; one of 2^40 items on a host that overcommits (the H200's)
+     * was granted its 8 TiB and ran past 120 s summing them */
+    uint64_t mem = host_memory_bytes(), items = (uint64_t)t.shape[0];
+    if (items >= SIZE_MAX / sizeof(int64_t) || (items + 1) * sizeof(int64_t) > mem)
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "a batch of %lld items is too large: its offsets do not fit in memory",
-                        (long long)t.shape[0]);
+                        "a batch of %llu items is too large: its offsets do not fit in memory "
+                        "(%llu bytes on this host)",
+                        (unsigned long long)items, (unsigned long long)mem);
     uint64_t budget = ctx->max_alloc;
     if (fits) {
         st = batched_direct(ctx, &t, data, pred, &o, width, res, offsets);

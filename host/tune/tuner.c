@@ -12,6 +12,7 @@
 #include "core/chain.h"
 #include "core/cache.h"
 #include "core/quote.h"
+#include "core/result_mem.h"
 #include "tune/tune.h"
 #include "strategy/strategy.h"
 #include "ops/ops.h"
@@ -368,8 +369,11 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
     uint64_t sizes[2] = {SMALL_N,
                          ctx->is_cpu ? (quick ? LARGE_N_QUICK : LARGE_N_FULL) : LARGE_N_GPU};
     /* the problem's buffers come to about 22 bytes an element (the scan's
-     * two u64 ones 16): all of them within what one allocation may take */
-    while (sizes[1] > SMALL_N && sizes[1] * 32 > ctx->max_alloc)
+     * two u64 ones 16): all of them within what one allocation may take;
+     * on the host at most 21 at once (input, reference, the scan's input,
+     * a read-back): within a quarter of its memory */
+    uint64_t host = host_memory_bytes();
+    while (sizes[1] > SMALL_N && (sizes[1] * 32 > ctx->max_alloc || sizes[1] * 24 > host / 4))
         sizes[1] /= 2;
     int runs = quick ? 3 : 7;
     clnz_status st = problem_make(ctx, sizes[0], &probs[0]);
