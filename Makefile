@@ -229,6 +229,10 @@ check-kernels:
 	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=8 -DLB_ATOM64=$$a -DLB_PLAIN_READ=$$r \
 	      kernels/lookback.cl; \
 	  done; done; \
+	  for p in 1 2 3; do \
+	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=4 -DLB_PROFILE=$$p kernels/lookback.cl; \
+	  done; \
 	done; \
 	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	  -DSCAN_T=uint kernels/scan.cl; \

@@ -69,6 +69,8 @@ typedef int clnz_status;
 /* width not 0..32 or below the effective rank; any width but 0 with the
  * flat layout; a batched width other than 0 or rank - 1 */
 #define CLNZ_ERROR_INVALID_WIDTH (-2003)
+/* also a result larger than the host's physical memory, which a system that
+ * overcommits would grant */
 #define CLNZ_ERROR_OUT_OF_HOST_MEMORY (-2004)
 #define CLNZ_ERROR_NO_DEVICE (-2005)      /* no OpenCL platform or device found */
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
@@ -663,7 +665,8 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
  * The device-resident call writes B int64 counts to counts_buf at
  * counts_offset bytes, after the events; the blocking call reads a host
  * array of any size and fills *counts (int64, shape = in's first
- * batch_rank extents: clnz_array_free). */
+ * batch_rank extents: clnz_array_free); counts larger than the host's
+ * physical memory are CLNZ_ERROR_TOO_LARGE. */
 clnz_status clnz_count_batched_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                        size_t in_offset, const clnz_predicate *pred,
                                        int batch_rank, cl_mem counts_buf, size_t counts_offset,

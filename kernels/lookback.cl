@@ -402,8 +402,11 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
             offsets[offsets_off + b] = (long)(excl + place + before);
         }
     }
-    if (emit == ABI_EMIT_COUNT || excl >= capacity || LB_PROFILE == 2)
+    if (emit == ABI_EMIT_COUNT || excl >= capacity)
         return;
+#if LB_PROFILE == 2
+    return;
+#endif
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */

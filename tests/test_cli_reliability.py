@@ -405,6 +405,14 @@ def test_item11_empty_array_with_huge_extents(tmp_path, shape):
     assert np.load(out).shape == (0,)
     p = clnz("count", huge_empty(tmp_path, shape, descr="<f8", name="f8.npy"), check=True)
     assert int(p.stdout) == 0
+    counts = tmp_path / "counts.npy"  # along every axis but the first, as the batch below
+    p = clnz("count", inp, "--axis", ",".join(map(str, range(1, len(shape)))), "-o", counts)
+    if shape[0] < 2**20:
+        assert p.returncode == 0, p.stderr
+        assert np.array_equal(np.load(counts), np.zeros(shape[0], np.int64))
+    else:  # one count per item, 8 TiB: refused as the offsets below
+        assert "counts do not fit in memory" in one_error_line(p)
+        assert not counts.exists()
     offs = tmp_path / "offs.npy"
     p = clnz("nonzero", inp, "--batch", "-o", out, "--offsets-out", offs)
     if shape[0] < 2**20:

@@ -99,12 +99,21 @@ static void *take_kept(size_t bytes)
     return p;
 }
 
-uint64_t host_memory_bytes(void)
+static uint64_t host_memory;
+static pthread_once_t host_memory_once = PTHREAD_ONCE_INIT;
+
+static void host_memory_read(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0 || (uint64_t)pages > UINT64_MAX / (uint64_t)page)
-        return UINT64_MAX;
-    return (uint64_t)pages * (uint64_t)page;
+    host_memory = pages <= 0 || page <= 0 || (uint64_t)pages > UINT64_MAX / (uint64_t)page
+                      ? UINT64_MAX
+                      : (uint64_t)pages * (uint64_t)page;
+}
+
+uint64_t host_memory_bytes(void)
+{
+    pthread_once(&host_memory_once, host_memory_read); /* a system call: once */
+    return host_memory;
 }
 
 void *alloc_result(size_t bytes)
@@ -116,10 +125,10 @@ void *alloc_result(size_t bytes)
 void *alloc_result_fresh(size_t bytes, int *fresh)
 {
     *fresh = 0; /* the heap's: small blocks are mostly reused */
-    if (bytes > host_memory_bytes())
-        return NULL;
     if (bytes < 2 * HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
+    if (bytes > host_memory_bytes())
+        return NULL;
     void *p = NULL;
     if (bytes <= HEAP_REUSE_MAX - HEAP_MARGIN) {
         p = malloc(bytes);

@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The host's physical memory in bytes (UINT64_MAX where the system does
- * not say). A result larger than it cannot be held, whatever malloc says:
- * a system that overcommits (vm.overcommit_memory=1) grants any request,
- * and filling it then runs until the kernel kills the process. */
+/* The host's physical memory in bytes, as sysconf reports it (UINT64_MAX
+ * where it does not; a container's own limit is not read). A result larger
+ * than it is refused, whatever malloc would say: a system that overcommits
+ * (vm.overcommit_memory=1) grants any request, and filling it then runs
+ * until the kernel kills the process. */
 uint64_t host_memory_bytes(void);
 /* At least `bytes` (1 for 0) of malloc'd memory, or NULL (also above
  * host_memory_bytes). */

@@ -370,8 +370,9 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
                          ctx->is_cpu ? (quick ? LARGE_N_QUICK : LARGE_N_FULL) : LARGE_N_GPU};
     /* the problem's buffers come to about 22 bytes an element (the scan's
      * two u64 ones 16): all of them within what one allocation may take;
-     * on the host at most 21 at once (input, reference, the scan's input,
-     * a read-back): within a quarter of its memory */
+     * on the host about 13 at once (the input, the reference, then the
+     * scan's input or a read-back): 24, to spare, within a quarter of its
+     * memory */
     uint64_t host = host_memory_bytes();
     while (sizes[1] > SMALL_N && (sizes[1] * 32 > ctx->max_alloc || sizes[1] * 24 > host / 4))
         sizes[1] /= 2;
