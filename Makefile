@@ -233,6 +233,10 @@ check-kernels:
 	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=4 -DLB_PROFILE=$$p kernels/lookback.cl; \
 	  done; \
+	  for s in 1 2; do \
+	    $(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
+	      -DCLNZ_DTYPE=$$d -DVALUE_BYTES=2 -DLB_SCATTER=$$s kernels/lookback.cl; \
+	  done; \
 	done; \
 	$(CLANG) -x cl -cl-std=CL1.2 -fsyntax-only -Xclang -finclude-default-header -Ikernels \
 	  -DSCAN_T=uint kernels/scan.cl; \

@@ -49,6 +49,14 @@
 #define ABI_TILE_AGGREGATE 1
 #define ABI_TILE_PREFIX 2
 
+/* How a look-back tile writes its entries (lookback.cl's LB_SCATTER):
+ * staged in local memory then stored contiguously, each work-item its own
+ * run's directly, or directly only in a tile of at most a work-group of
+ * entries. */
+#define ABI_LB_SCATTER_STAGED 0
+#define ABI_LB_SCATTER_DIRECT 1
+#define ABI_LB_SCATTER_HYBRID 2
+
 /* The items a count_items work-item counts (count_axes.cl): neighbours
  * share its loads, 16 of them one vector. */
 #define ABI_COUNT_ITEMS_PER_WI 16

@@ -89,6 +89,17 @@
 #ifndef LB_PROFILE
 #define LB_PROFILE 0
 #endif
+/* LB_SCATTER (abi.h's ABI_LB_SCATTER_*): how a tile's entries reach the
+ * output. Staged (the default): step 4. Direct: each work-item stores its
+ * own run's entries from its flags, in order: no staging, no second
+ * barrier, and no local memory for staged indices (the host gives a tile
+ * 1 byte an element, not 3), but a warp's stores lie a run apart. Hybrid:
+ * direct in a tile of at most a work-group of entries, whose stores are
+ * few and scattered either way, staged otherwise (CUB's select chooses
+ * so). Candidates for GPUs, measured by scripts/bench --gpu-sweep. */
+#ifndef LB_SCATTER
+#define LB_SCATTER ABI_LB_SCATTER_STAGED /* host/core/context.h: LOOKBACK_SCATTER */
+#endif
 #ifndef LB_ATOM64
 #define LB_ATOM64 0
 #endif
@@ -302,12 +313,32 @@ void lb_put_coords(__global uchar *out, ulong out_off, ulong capacity, int layou
     }
 }
 
+/* Entry `slot` for flat element f: x's value there (ABI_EMIT_VALUES) or
+ * its coordinates. */
+void lb_put_entry(__global uchar *out, ulong out_off, ulong capacity, int emit, int layout,
+                  int width, int reverse, int idx_bytes, ulong slot, ulong f, int rank,
+                  __global const long *meta, __global const value_t *x, long x_off,
+                  __global const long *x_meta, int x_contiguous)
+{
+#if LB_PROFILE == 3
+    if (f == ~0UL) /* f found (the staged index read), nothing stored: all but never */
+        out[out_off] = 0;
+    return;
+#endif
+    if (emit == ABI_EMIT_VALUES)
+        ((__global value_t *)out)[out_off + slot] =
+            x[x_off + lb_offset(f, rank, x_meta, x_contiguous)];
+    else
+        lb_put_coords(out, out_off, capacity, layout, width, reverse, idx_bytes, slot, f, rank,
+                      meta);
+}
+
 /* emit: ABI_EMIT_COUNT, ABI_EMIT_COORDS or ABI_EMIT_VALUES (kernels/abi.h).
  * status: a state per tile (LB_SLOT) and then the tile counter, zeroed before
  * the launch. batches > 0: offsets[offsets_off + b] gets the selected
  * elements before flat index b * item_elems, for b < batches. flag_words:
  * TILE bytes (uints, for their alignment), sel: TILE ushorts (unused for
- * counts), scratch: p2 uints. vec16B:
+ * counts and direct scatter), scratch: p2 uints. vec16B:
  * the host checked that the input is contiguous, that element 0 sits on a
  * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
  * pointer is only defined on an aligned address, and only such a load is
@@ -407,6 +438,24 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 #if LB_PROFILE == 2
     return;
 #endif
+#if LB_SCATTER == ABI_LB_SCATTER_DIRECT
+    uint direct = 1;
+#elif LB_SCATTER == ABI_LB_SCATTER_HYBRID
+    uint direct = aggregate <= wg; /* the same for the whole work-group */
+#else
+    uint direct = 0;
+#endif
+    if (direct) { /* 4'. the run's entries from its flags, in order (LB_SCATTER) */
+        ulong slot = excl + place;
+        for (uint j = 0; j < items && slot < capacity; ++j) {
+            if (!flags[l * items + j])
+                continue;
+            lb_put_entry(out, out_off, capacity, emit, layout, width, reverse, idx_bytes, slot,
+                         start + l * items + j, rank, meta, x, x_off, x_meta, x_contiguous);
+            ++slot;
+        }
+        return;
+    }
 
     /* 4. write: stage the selected elements' tile-local indices in order, then
      * consecutive work-items write consecutive entries */
@@ -420,18 +469,8 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
         uint e = k * wg + l;
         if (e >= entries)
             continue;
-        if (LB_PROFILE == 3) { /* the staged index read, no store (all but never) */
-            if (sel[e] == (ushort)0xffff)
-                out[out_off] = 0;
-            continue;
-        }
-        ulong f = start + sel[e], slot = excl + e;
-        if (emit == ABI_EMIT_VALUES)
-            ((__global value_t *)out)[out_off + slot] =
-                x[x_off + lb_offset(f, rank, x_meta, x_contiguous)];
-        else
-            lb_put_coords(out, out_off, capacity, layout, width, reverse, idx_bytes, slot, f,
-                          rank, meta);
+        lb_put_entry(out, out_off, capacity, emit, layout, width, reverse, idx_bytes, excl + e,
+                     start + sel[e], rank, meta, x, x_off, x_meta, x_contiguous);
     }
 }
 

@@ -509,6 +509,7 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
              "CLNZ_LOOKBACK_SPIN": "a number of reads", "CLNZ_LOOKBACK_ATOMICS": "32, or 64",
              "CLNZ_LOOKBACK_WINDOW": "a number of tile states read at once, 1 to 64",
              "CLNZ_LOOKBACK_TEST_SPARSE": "0 (off) or every how many tiles",
+             "CLNZ_LOOKBACK_SCATTER": "staged, direct or hybrid",
              "CLNZ_MAX_ALLOC": "not a byte count",
              "CLNZ_STREAM_STORES": "1 (non-temporal stores where the kernel can) or 0",
              "CLNZ_COUNT_LOCKSTEP": "1 (counts along axes step their work-items together) or 0",
@@ -526,7 +527,8 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                         ("CLNZ_LOOKBACK_SPIN", "1000000001"), ("CLNZ_LOOKBACK_SPIN", "5k")):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, **{name: value})))
         assert line.startswith(f"clnz: {name}='{value}': {takes[name]}"), line
-    for name, value in (("CLNZ_LOOKBACK_WINDOW", "64"), ("CLNZ_LOOKBACK_TEST_SPARSE", "0")):
+    for name, value in (("CLNZ_LOOKBACK_WINDOW", "64"), ("CLNZ_LOOKBACK_TEST_SPARSE", "0"),
+                        ("CLNZ_LOOKBACK_SCATTER", "staged"), ("CLNZ_LOOKBACK_SCATTER", "")):
         clnz("count", inp, check=True, env=dict(os.environ, **{name: value}))
     for value in ("99999999999999G", "18446744073709551616", "17179869184G"):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, CLNZ_MAX_ALLOC=value)))

@@ -546,6 +546,27 @@ static void test_lookback_fallback_and_32bit_states(void **state)
     }
 }
 
+/* The look-back's other ways to write a tile's entries
+ * (CLNZ_LOOKBACK_SCATTER): each work-item its own run's (direct), and
+ * directly only in a tile of at most a work-group of entries (hybrid: at
+ * 37 x 3 the inputs' densities of 0.1 and 0.6 give tiles on either side).
+ * The same results as the staged default, capacities short of the count
+ * (run_input's static size) too. */
+static void test_lookback_scatter(void **state)
+{
+    (void)state;
+    const char *modes[] = {"direct", "hybrid"};
+    for (int m = 0; m < 2; ++m) {
+        setenv("CLNZ_LOOKBACK_SCATTER", modes[m], 1);
+        run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
+        if (tu_full()) /* runs of whole words, and a one-work-item tile */
+            run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 8, 2);
+        if (tu_full())
+            run_strategy(CLNZ_STRATEGY_LOOKBACK, 1, 5, 1);
+        unsetenv("CLNZ_LOOKBACK_SCATTER");
+    }
+}
+
 /* Non-temporal stores (kernels/nt_store.cl), forced on (CLNZ_STREAM_STORES=1;
  * by default a CPU takes them where the input and the entries come to
  * 128 MiB, which test_python's debug-log test checks). A work-item of the
@@ -762,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_lookback),
         cmocka_unit_test(test_lookback_vector_loads),
         cmocka_unit_test(test_lookback_fallback_and_32bit_states),
+        cmocka_unit_test(test_lookback_scatter),
         cmocka_unit_test_teardown(test_stream_stores, unset_stream_stores),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_long_chunks_of_bytes),

@@ -168,8 +168,8 @@ static clnz_status env_count(const char *name, unsigned long lo, unsigned long h
 }
 
 /* The look-back kernel's variant: 64-bit atomics if the device has them,
- * the spin bound and the window of states read at once (see
- * kernels/lookback.cl), with their test overrides. */
+ * the spin bound, the window of states read at once and how tiles write
+ * their entries (see kernels/lookback.cl), with their overrides. */
 static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
 {
     size_t len = 0;
@@ -179,6 +179,18 @@ static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
     c->lookback_atom64 = strstr(ext, "cl_khr_int64_base_atomics") != NULL;
     c->lookback_spin = 4096;
     c->lookback_window = LOOKBACK_WINDOW;
+    c->lookback_scatter = LOOKBACK_SCATTER;
+    const char *scatter = getenv("CLNZ_LOOKBACK_SCATTER");
+    if (scatter && *scatter) {
+        static const char *const names[] = {"staged", "direct", "hybrid"}; /* ABI_LB_SCATTER_* */
+        unsigned k = 0;
+        while (k < 3 && strcmp(scatter, names[k]) != 0)
+            ++k;
+        if (k == 3)
+            return bad_env(msg, msg_size, "CLNZ_LOOKBACK_SCATTER", scatter,
+                           "staged, direct or hybrid");
+        c->lookback_scatter = k;
+    }
     const char *atomics = getenv("CLNZ_LOOKBACK_ATOMICS");
     if (atomics && *atomics) {
         if (strcmp(atomics, "32") == 0)

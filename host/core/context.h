@@ -4,6 +4,7 @@
 #ifndef CLNZ_CORE_CONTEXT_H
 #define CLNZ_CORE_CONTEXT_H
 
+#include "abi.h"
 #include "clnz.h"
 #include "core/fork_guard.h"
 #include "core/predicate.h"
@@ -19,6 +20,9 @@
  * a window in registers). */
 #define LOOKBACK_WINDOW     1
 #define LOOKBACK_WINDOW_MAX 64
+/* How a look-back tile writes its entries (kernels/abi.h's
+ * ABI_LB_SCATTER_*): the default, which CLNZ_LOOKBACK_SCATTER overrides. */
+#define LOOKBACK_SCATTER ABI_LB_SCATTER_STAGED
 
 typedef struct {
     char key[224];      /* file, build options (PROGRAM_OPTIONS_MAX) and kernel name */
@@ -106,11 +110,14 @@ struct clnz_context {
      * before counting it itself, and how many predecessors' states it reads
      * at once. CLNZ_LOOKBACK_ATOMICS=32, CLNZ_LOOKBACK_SPIN=N and
      * CLNZ_LOOKBACK_WINDOW=N override them (tests force every path);
-     * CLNZ_LOOKBACK_TEST_SPARSE=k makes tiles publish sparsely (tests). */
+     * CLNZ_LOOKBACK_TEST_SPARSE=k makes tiles publish sparsely (tests);
+     * CLNZ_LOOKBACK_SCATTER=staged|direct|hybrid picks how tiles write
+     * their entries (LOOKBACK_SCATTER). */
     int lookback_atom64;
     unsigned lookback_spin;
     unsigned lookback_window;
     unsigned lookback_test_sparse;
+    unsigned lookback_scatter;
     /* The writing pass's non-temporal stores (kernels/nt_store.cl): -1 the
      * output's size decides (strategy/tiles.c), 0 never, 1 wherever the
      * kernel would (CLNZ_STREAM_STORES=0/1: tests force both). */

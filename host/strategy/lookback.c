@@ -18,13 +18,20 @@ static size_t local_words(size_t bytes)
     return (bytes + 3) / 4 * 4;
 }
 
-/* Local memory a work-item takes: a flag byte and a 16-bit staged index an
- * element (tiles of at most LOOKBACK_MAX_TILE elements), and 8 bytes for
- * its 4 of the scan (the rest covers the buffers' rounding to words and
- * the kernel's own 16 bytes). */
-static size_t local_per_work_item(size_t items)
+/* Local memory an element takes: a flag byte, and a 16-bit staged index
+ * (tiles of at most LOOKBACK_MAX_TILE elements) unless every tile writes
+ * its entries directly (LB_SCATTER). */
+static size_t local_per_elem(const clnz_context *ctx)
 {
-    return items * 3 + 2 * sizeof(cl_uint);
+    return ctx->lookback_scatter == ABI_LB_SCATTER_DIRECT ? 1 : 1 + sizeof(cl_ushort);
+}
+
+/* Local memory a work-item takes: its elements', and 8 bytes for its 4 of
+ * the scan (the rest covers the buffers' rounding to words and the
+ * kernel's own 16 bytes). */
+static size_t local_per_work_item(const clnz_context *ctx, size_t items)
+{
+    return items * local_per_elem(ctx) + 2 * sizeof(cl_uint);
 }
 
 typedef struct {
@@ -33,11 +40,11 @@ typedef struct {
     uint64_t tiles;
 } lb_plan;
 
-/* The largest items whose one-work-item tile fits local memory and
- * LOOKBACK_MAX_TILE. */
+/* The largest items whose one-work-item tile fits local memory (at
+ * local_per_elem bytes an element) and LOOKBACK_MAX_TILE. */
 static size_t items_that_fit(const clnz_context *ctx, size_t items)
 {
-    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / 3 : 1;
+    size_t most = ctx->local_mem > 256 ? (size_t)(ctx->local_mem - 256) / local_per_elem(ctx) : 1;
     if (most > LOOKBACK_MAX_TILE)
         most = LOOKBACK_MAX_TILE;
     return items < most ? items : most;
@@ -50,6 +57,8 @@ static void lookback_program(const clnz_context *ctx, const job_kind *k, program
     program_append(r, " -DVALUE_BYTES=%zu -DLB_ATOM64=%d -DLB_SPIN=%u -DLB_WINDOW=%u",
                    k->value_bytes ? k->value_bytes : 4, ctx->lookback_atom64, ctx->lookback_spin,
                    ctx->lookback_window);
+    if (ctx->lookback_scatter != LOOKBACK_SCATTER) /* the default's programs keep their name */
+        program_append(r, " -DLB_SCATTER=%u", ctx->lookback_scatter);
     if (ctx->lookback_test_sparse)
         program_append(r, " -DLB_TEST_SPARSE=%u", ctx->lookback_test_sparse);
 }
@@ -71,7 +80,8 @@ static clnz_status plan_make(clnz_context *ctx, const nz_job *job, const char *n
     job_kind kind = job_kind_of(job);
     clnz_status st = build(ctx, &kind, name, &p->k);
     if (!st)
-        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items, local_per_work_item(items), &p->cfg);
+        st = plan_launch(ctx, TUNE_LOOKBACK, &p->k, 1, items, local_per_work_item(ctx, items),
+                         &p->cfg);
     if (!st)
         plan_cap_tile(ctx, LOOKBACK_MAX_TILE, &p->cfg);
     /* no launch shape after a failure: dividing by it crashed (SIGFPE on
@@ -84,7 +94,7 @@ clnz_status lookback_kernel_for_tuning(clnz_context *ctx, size_t items, cl_kerne
                                        size_t *local_elem)
 {
     items = items_that_fit(ctx, items);
-    *local_elem = local_per_work_item(items);
+    *local_elem = local_per_work_item(ctx, items);
     job_kind kind = {CLNZ_F32, 1, ABI_EMIT_COORDS, 0, 0};
     return build(ctx, &kind, "lb_run", k);
 }
@@ -143,16 +153,11 @@ static clnz_status run(chain *ch, nz_job *job)
     cl_uint p2 = p.cfg.p2, items = (cl_uint)p.cfg.items;
     size_t tile = p.cfg.wg * p.cfg.items;
     cl_uint vec16B = loads_16B(job, tile);
-    karg args[] = {JOB_KARGS_IN(a),
-                   KARG(ctx->scratch),
-                   KARG(tiles),
-                   JOB_KARGS_OUT(a),
-                   KARG(p2),
+    karg args[] = {JOB_KARGS_IN(a), KARG(ctx->scratch), KARG(tiles), JOB_KARGS_OUT(a), KARG(p2),
                    KLOCAL(local_words(tile)),
-                   KLOCAL(local_words(tile * sizeof(cl_ushort))),
-                   KLOCAL(p2 * sizeof(cl_uint)),
-                   KARG(items),
-                   KARG(vec16B)};
+                   /* staged indices: none to hold where every tile writes directly */
+                   KLOCAL(local_words(local_per_elem(ctx) > 1 ? tile * sizeof(cl_ushort) : 4)),
+                   KLOCAL(p2 * sizeof(cl_uint)), KARG(items), KARG(vec16B)};
     st = set_args(ctx, p.k, "lb_run", args, (int)(sizeof args / sizeof args[0]));
     if (!st) /* the name is what CLNZ_DEBUG logs: which load path ran shows there */
         st = chain_launch(ch, p.k, vec16B ? "lb_run (16-byte loads)" : "lb_run",
