@@ -527,6 +527,15 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
                         ("CLNZ_LOOKBACK_SPIN", "1000000001"), ("CLNZ_LOOKBACK_SPIN", "5k")):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, **{name: value})))
         assert line.startswith(f"clnz: {name}='{value}': {takes[name]}"), line
+    # every look-back value at its longest: build options past what clnz holds, refused
+    # (program_append cut them, and the cut variant was built), one less digit builds
+    longest = {"CLNZ_STRATEGY": "lookback", "CLNZ_LOOKBACK_SCATTER": "direct",
+               "CLNZ_LOOKBACK_SPIN": "1000000000", "CLNZ_LOOKBACK_WINDOW": "64",
+               "CLNZ_LOOKBACK_TEST_SPARSE": "1000"}
+    line = one_error_line(clnz("count", inp, env=dict(os.environ, **longest)))
+    assert "build options of lookback.cl" in line and "CLNZ_LOOKBACK_" in line, line
+    p = clnz("count", inp, env=dict(os.environ, **dict(longest, CLNZ_LOOKBACK_SPIN="1")))
+    assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(np.load(inp)), p.stderr
     for name, value in (("CLNZ_LOOKBACK_WINDOW", "64"), ("CLNZ_LOOKBACK_TEST_SPARSE", "0"),
                         ("CLNZ_LOOKBACK_SCATTER", "staged"), ("CLNZ_LOOKBACK_SCATTER", "")):
         clnz("count", inp, check=True, env=dict(os.environ, **{name: value}))

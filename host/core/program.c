@@ -173,6 +173,15 @@ static clnz_status compile(clnz_context *ctx, const program_ref *p, const char *
  * one stored in the cache instead of compiling it again. */
 static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *out)
 {
+    /* program_append stops at the buffer's end: options that fill it may
+     * have been cut, and a cut option builds another variant than the one
+     * asked for (the look-back's, with every CLNZ_LOOKBACK_* value at its
+     * longest, come to 135 bytes) */
+    if (strlen(p->options) >= sizeof p->options - 1)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
+                        "the build options of %s.cl come to %d bytes or more, and clnz holds "
+                        "%d: shorten the CLNZ_LOOKBACK_* values",
+                        p->file, PROGRAM_OPTIONS_MAX - 1, PROGRAM_OPTIONS_MAX - 2);
     DRIVER_HOLD();
     char common[PROGRAM_COMMON_MAX], opts[PROGRAM_COMMON_MAX + PROGRAM_OPTIONS_MAX + 2];
     char *owned = NULL;
