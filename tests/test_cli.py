@@ -986,6 +986,30 @@ def test_lookback_reads_aligned_c_order_inputs_as_vectors(tmp_path, rng):
         assert int(p.stdout) == np.count_nonzero(a)
 
 
+def test_lookback_scatter_reaches_the_program(tmp_path, rng):
+    """CLNZ_LOOKBACK_SCATTER builds the look-back with LB_SCATTER (the
+    values of abi.h's ABI_LB_SCATTER_*: direct 1, hybrid 2); staged, the
+    default, and an empty value build the program without it. Every mode
+    gives numpy's entries (test_strategies checks them at many launch
+    shapes; this checks that the mode took effect)."""
+    a = random_array(rng, "f4", (70, 90))
+    inp, out = save(tmp_path, a), tmp_path / "o.npy"
+    for value, define in (("direct", "-DLB_SCATTER=1"), ("hybrid", "-DLB_SCATTER=2"),
+                          ("staged", None), ("", None)):
+        env = dict(os.environ, CLNZ_STRATEGY="lookback", CLNZ_DEBUG="1",
+                   CLNZ_LOOKBACK_SCATTER=value)
+        p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(out)], capture_output=True,
+                           text=True, env=env)
+        assert p.returncode == 0, p.stderr
+        programs = [line for line in p.stderr.splitlines()
+                    if line.startswith("clnz-debug: program lookback ")]
+        assert programs, p.stderr
+        for line in programs:
+            assert ("-DLB_SCATTER=" in line) == (define is not None), line
+            assert define is None or define in line, line
+        assert np.array_equal(np.load(out), np.argwhere(a))
+
+
 # ---- caches ----------------------------------------------------------------
 
 def test_second_process_uses_the_program_cache(tmp_path, rng):

@@ -559,10 +559,10 @@ static void test_lookback_scatter(void **state)
     for (int m = 0; m < 2; ++m) {
         setenv("CLNZ_LOOKBACK_SCATTER", modes[m], 1);
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
-        if (tu_full()) /* runs of whole words, and a one-work-item tile */
+        if (tu_full()) { /* tiles of 16-byte loads, and a one-work-item tile */
             run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 8, 2);
-        if (tu_full())
             run_strategy(CLNZ_STRATEGY_LOOKBACK, 1, 5, 1);
+        }
     }
 }
 

@@ -35,12 +35,19 @@ static char *put_define(char *p, const char *text, unsigned v)
     return p;
 }
 
+void program_start(program_ref *r, const char *file)
+{
+    r->file = file;
+    r->options[0] = '\0';
+    r->cut = 0;
+}
+
 void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pred_nonzero)
 {
     /* "-DCLNZ_DTYPE=%d -DPRED_NONZERO=%d", written without snprintf: every
      * launch names its program, and formatting was a third of a small
      * call's host code on PoCL */
-    r->file = file;
+    program_start(r, file);
     char *p = put_define(r->options, "-DCLNZ_DTYPE=", (unsigned)dtype);
     p = put_define(p, " -DPRED_NONZERO=", (unsigned)pred_nonzero);
     *p = '\0';
@@ -48,11 +55,13 @@ void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pre
 
 void program_append(program_ref *r, const char *fmt, ...)
 {
-    size_t len = strlen(r->options);
+    size_t len = strlen(r->options), room = sizeof r->options - len;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->options + len, sizeof r->options - len, fmt, ap);
+    int n = vsnprintf(r->options + len, room, fmt, ap);
     va_end(ap);
+    if (n < 0 || (size_t)n >= room)
+        r->cut = 1;
 }
 
 clnz_status program_source(clnz_context *ctx, const char *file, const char **src, char **owned)
@@ -168,20 +177,24 @@ static clnz_status compile(clnz_context *ctx, const program_ref *p, const char *
     return CLNZ_SUCCESS;
 }
 
+clnz_status program_whole(clnz_context *ctx, const program_ref *p)
+{
+    /* a cut option builds another variant than the one asked for (the
+     * look-back's, with every CLNZ_LOOKBACK_* value at its longest, came to
+     * 135 bytes and built LB_TEST_SPARSE=100 for 1000) */
+    if (!p->cut)
+        return CLNZ_SUCCESS;
+    return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
+                    "the build options of kernels/%s.cl do not fit in the %d bytes clnz holds: "
+                    "shorten the environment values that set them ('%s...')",
+                    p->file, PROGRAM_OPTIONS_MAX - 1, p->options);
+}
+
 /* Under the driver lock: PoCL's compiler is not safe to run from several
  * threads at once, and a thread that waited finds the program the first
  * one stored in the cache instead of compiling it again. */
 static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *out)
 {
-    /* program_append stops at the buffer's end: options that fill it may
-     * have been cut, and a cut option builds another variant than the one
-     * asked for (the look-back's, with every CLNZ_LOOKBACK_* value at its
-     * longest, come to 135 bytes) */
-    if (strlen(p->options) >= sizeof p->options - 1)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
-                        "the build options of %s.cl come to %d bytes or more, and clnz holds "
-                        "%d: shorten the CLNZ_LOOKBACK_* values",
-                        p->file, PROGRAM_OPTIONS_MAX - 1, PROGRAM_OPTIONS_MAX - 2);
     DRIVER_HOLD();
     char common[PROGRAM_COMMON_MAX], opts[PROGRAM_COMMON_MAX + PROGRAM_OPTIONS_MAX + 2];
     char *owned = NULL;
@@ -240,6 +253,9 @@ static int program_prefix(const program_ref *p, char *key, size_t n)
 
 clnz_status program_get(clnz_context *ctx, const program_ref *p, cl_program *out)
 {
+    *out = NULL;
+    if (p->cut) /* before the lookups: a cut ref may equal another's options */
+        return program_whole(ctx, p);
     char key[sizeof ctx->kernels[0].key];
     int len = program_prefix(p, key, sizeof key);
     *out = known(ctx, key, (size_t)len);
@@ -321,7 +337,7 @@ clnz_status program_kernel_wg_limit(clnz_context *ctx, cl_kernel k, size_t *limi
 clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,
                            cl_kernel *out)
 {
-    if ((*out = find_kernel(ctx, p, name)))
+    if (!p->cut && (*out = find_kernel(ctx, p, name)))
         return CLNZ_SUCCESS;
     /* kernels of one file and options share one program: one build */
     cl_program prog;

@@ -18,6 +18,7 @@ enum { PROGRAM_COMMON_MAX = 256 };
 typedef struct {
     const char *file;                  /* kernels/<file>.cl (a static string) */
     char options[PROGRAM_OPTIONS_MAX]; /* its -D options */
+    int cut; /* program_append ran out of room: the options are not whole */
 } program_ref;
 
 /* Program refs, one place for each -D axis: the axes that change the code
@@ -26,10 +27,17 @@ typedef struct {
  * (items per work-item, layout, index size, width, order) is a kernel
  * argument, so that a program serves every launch shape. Each kernel file's
  * own ref is made next to the code that launches it (strategy/, ops/), from
- * these. program_element: the files that read elements through element.cl;
- * program_append adds " -DNAME=VALUE" style options. */
+ * these. program_start: a file's ref with no options yet; program_element:
+ * the files that read elements through element.cl; program_append adds
+ * " -DNAME=VALUE" style options, and marks the ref cut when they do not fit
+ * (building a cut ref fails: it would be another variant than the one
+ * asked for). */
+void program_start(program_ref *r, const char *file);
 void program_element(program_ref *r, const char *file, clnz_dtype dtype, int pred_nonzero);
 void program_append(program_ref *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* CLNZ_ERROR_INVALID_VALUE (with the message) for a cut ref, else success:
+ * what builds and bundles check before using a ref's options. */
+clnz_status program_whole(clnz_context *ctx, const program_ref *p);
 
 /* A set of programs, no two alike (program_set.c): what a declared use
  * needs, for warm-up and bundles. */

@@ -116,6 +116,11 @@ uint64_t host_memory_bytes(void)
     return host_memory;
 }
 
+int host_holds(uint64_t n, size_t elem)
+{
+    return elem && n <= SIZE_MAX / elem && n * elem <= host_memory_bytes();
+}
+
 void *alloc_result(size_t bytes)
 {
     int fresh;

@@ -15,6 +15,10 @@
  * (vm.overcommit_memory=1) grants any request, and filling it then runs
  * until the kernel kills the process. */
 uint64_t host_memory_bytes(void);
+/* Whether n blocks of elem bytes fit in host_memory_bytes (and in a
+ * size_t): what a call checks before it holds a count sized by its input
+ * (a batch's offsets or counts) on the host. */
+int host_holds(uint64_t n, size_t elem);
 /* At least `bytes` (1 for 0) of malloc'd memory, or NULL (also above
  * host_memory_bytes). */
 void *alloc_result(size_t bytes);

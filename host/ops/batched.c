@@ -251,12 +251,12 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
      * 2^62 items the byte count wrapped to 8, and a launch over 2^62 items
      * followed; one of 2^40 items on a host that overcommits (the H200's)
      * was granted its 8 TiB and ran past 120 s summing them */
-    uint64_t mem = host_memory_bytes(), items = (uint64_t)t.shape[0];
-    if (items >= SIZE_MAX / sizeof(int64_t) || (items + 1) * sizeof(int64_t) > mem)
+    uint64_t items = (uint64_t)t.shape[0];
+    if (!host_holds(items + 1, sizeof(int64_t)))
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
                         "a batch of %llu items is too large: its offsets do not fit in memory "
                         "(%llu bytes on this host)",
-                        (unsigned long long)items, (unsigned long long)mem);
+                        (unsigned long long)items, (unsigned long long)host_memory_bytes());
     uint64_t budget = ctx->max_alloc;
     if (fits) {
         st = batched_direct(ctx, &t, data, pred, &o, width, res, offsets);

@@ -20,8 +20,7 @@
 
 void fill_program(program_ref *r)
 {
-    r->file = "fill";
-    r->options[0] = '\0';
+    program_start(r, "fill");
 }
 
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)

@@ -1,9 +1,10 @@
 /* lookback.c: the look-back strategy: one launch of kernels/lookback.cl,
  * where each tile finds its output offset by decoupled look-back over the
  * tiles before it, reads the input once and writes its entries with
- * contiguous stores (or each work-item its own run's: LB_SCATTER). Shaped for GPUs (the kernel file
- * explains the memory ordering and why it cannot deadlock). Its scratch: the tiles' states and the
- * tile counter, zeroed by one fill before the launch. A count without batches is the file's other
+ * contiguous stores (or each work-item its own run's: LB_SCATTER). Shaped
+ * for GPUs (the kernel file explains the memory ordering and why it cannot
+ * deadlock). Its scratch: the tiles' states and the tile counter, zeroed by
+ * one fill before the launch. A count without batches is the file's other
  * kernel, lb_count: tiles alike, no states. */
 #include "strategy/strategy.h"
 #include "core/error.h"

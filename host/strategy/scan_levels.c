@@ -11,12 +11,10 @@
 #include "core/chain.h"
 #include "tune/tune.h"
 
-#include <stdio.h>
-
 void scan_program(int is_u64, program_ref *r)
 {
-    r->file = "scan";
-    snprintf(r->options, sizeof r->options, "-DSCAN_T=%s", is_u64 ? "ulong" : "uint");
+    program_start(r, "scan");
+    program_append(r, "-DSCAN_T=%s", is_u64 ? "ulong" : "uint");
 }
 
 clnz_status scan_kit_make(clnz_context *ctx, int is_u64, scan_kit *kit)

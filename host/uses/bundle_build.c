@@ -33,7 +33,9 @@ static clnz_status program_file(clnz_context *ctx, const program_ref *p, int sou
 {
     const char *src;
     char *owned;
-    clnz_status st = program_source(ctx, p->file, &src, &owned);
+    clnz_status st = program_whole(ctx, p);
+    if (!st)
+        st = program_source(ctx, p->file, &src, &owned);
     if (st)
         return st;
     snprintf(e->file, sizeof e->file, "%s", p->file);
