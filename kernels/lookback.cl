@@ -447,7 +447,14 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 #endif
     if (direct) { /* 4'. the run's entries from its flags, in order (LB_SCATTER) */
         ulong slot = excl + place;
+        __local const uint *words = (__local const uint *)(flags + l * items);
         for (uint j = 0; j < items && slot < capacity; ++j) {
+            /* a word of 4 unselected flags skipped in one load where the
+             * run is whole words (lb_run_count's reason) */
+            if (items % 4 == 0 && j % 4 == 0 && !words[j / 4]) {
+                j += 3;
+                continue;
+            }
             if (!flags[l * items + j])
                 continue;
             lb_put_entry(out, out_off, capacity, emit, layout, width, reverse, idx_bytes, slot,
