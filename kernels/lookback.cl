@@ -447,15 +447,26 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
 #endif
     if (direct) { /* 4'. the run's entries from its flags, in order (LB_SCATTER) */
         ulong slot = excl + place;
-        __local const uint *words = (__local const uint *)(flags + l * items);
+        uint word = 0; /* where the run is whole words: its next flags, low byte first */
         for (uint j = 0; j < items && slot < capacity; ++j) {
-            /* a word of 4 unselected flags skipped in one load where the
-             * run is whole words (lb_run_count's reason) */
-            if (items % 4 == 0 && j % 4 == 0 && !words[j / 4]) {
-                j += 3;
-                continue;
+            uint flag;
+            if (items % 4 == 0) { /* 4 flags a load (lb_run_count's reason) */
+                if (j % 4 == 0) {
+                    /* aligned: the flags are a uint argument, l * items + j a
+                     * multiple of 4; the bytes in memory order on any device */
+                    uchar4 q = *(__local const uchar4 *)(flags + l * items + j);
+                    word = q.s0 | (uint)q.s1 << 8 | (uint)q.s2 << 16 | (uint)q.s3 << 24;
+                    if (!word) { /* 4 unselected flags skipped at once */
+                        j += 3;
+                        continue;
+                    }
+                }
+                flag = word & 0xff;
+                word >>= 8;
+            } else {
+                flag = flags[l * items + j];
             }
-            if (!flags[l * items + j])
+            if (!flag)
                 continue;
             lb_put_entry(out, out_off, capacity, emit, layout, width, reverse, idx_bytes, slot,
                          start + l * items + j, rank, meta, x, x_off, x_meta, x_contiguous);

@@ -487,16 +487,58 @@ static void test_issue16_item17_long_cache_dir(void **state)
     free(too_long);
 }
 
+/* Build options up to the buffer's PROGRAM_OPTIONS_MAX - 1 characters are
+ * whole; one more marks the ref cut (program_append), which every build
+ * refuses with the reason and a program set keeps apart from a whole ref
+ * whose options read the same. */
+static void test_program_options_cut_at_the_buffer(void **state)
+{
+    (void)state;
+    char text[PROGRAM_OPTIONS_MAX + 1];
+    memset(text, 'x', sizeof text - 1);
+    text[PROGRAM_OPTIONS_MAX - 1] = '\0';
+    program_ref whole, cut;
+    program_start(&whole, "lookback");
+    program_append(&whole, "%s", text);
+    assert_int_equal(whole.cut, 0);
+    assert_int_equal(strlen(whole.options), PROGRAM_OPTIONS_MAX - 1);
+    program_start(&cut, "lookback");
+    program_append(&cut, "%sy", text);
+    assert_int_equal(cut.cut, 1);
+    assert_string_equal(cut.options, whole.options);
+    program_start(&cut, "lookback");
+    program_append(&cut, "%s", text + 1);
+    assert_int_equal(cut.cut, 0);
+    program_append(&cut, "ab"); /* one fits, the other does not */
+    assert_int_equal(cut.cut, 1);
+    program_set set = {0};
+    assert_int_equal(program_set_add(&set, &whole), 0);
+    assert_int_equal(program_set_find(&set, &cut), -1);
+    program_set_free(&set);
+
+    clnz_context *c = NULL;
+    char msg[256];
+    if (clnz_context_create(NULL, &c, msg, sizeof msg))
+        fail_msg("context: %s", msg);
+    cl_kernel k = (cl_kernel)&k;
+    assert_int_equal(program_kernel(c, &cut, "lb_run", &k), CLNZ_ERROR_INVALID_VALUE);
+    assert_null(k);
+    assert_non_null(strstr(clnz_context_message(c), "build options of kernels/lookback.cl do "
+                                                    "not fit"));
+    clnz_context_release(c);
+}
+
 int main(void)
 {
     tu_seed("test_cache");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_program_options_cut_at_the_buffer),
         cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt,
                                         tu_cache_setup, tu_cache_teardown),
-        cmocka_unit_test_setup_teardown(test_binary_the_driver_rejects_falls_back,
-                                        tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_binary_the_driver_rejects_falls_back, tu_cache_setup,
+                                        tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_cache_is_a_warning, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_issue16_item5_clear_removes_only_clnz_files,

@@ -550,9 +550,9 @@ static void test_lookback_fallback_and_32bit_states(void **state)
  * (CLNZ_LOOKBACK_SCATTER): each work-item its own run's (direct), and
  * directly only in a tile of at most a work-group of entries (hybrid: at
  * 37 x 3 the inputs' densities of 0.1 and 0.6 give tiles on either side;
- * 16 x 8 reads aligned inputs as 16-byte vectors). The same results as the
- * staged default, capacities short of the count (run_input's static size)
- * too. */
+ * 16 x 8 reads aligned inputs as 16-byte vectors and its flags 4 at a
+ * time). The same results as the staged default, capacities short of the
+ * count (run_input's static size) too. */
 static void test_lookback_scatter(void **state)
 {
     (void)state;
@@ -560,7 +560,8 @@ static void test_lookback_scatter(void **state)
     for (int m = 0; m < 2; ++m) {
         setenv("CLNZ_LOOKBACK_SCATTER", modes[m], 1);
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
-        /* tiles of 16-byte loads (aligned C-order inputs) */
+        /* runs of whole words (direct reads 4 flags a load) and tiles of
+         * 16-byte loads (aligned C-order inputs) */
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 16, 8, tu_full() ? 2 : 1);
         if (tu_full()) /* a one-work-item tile */
             run_strategy(CLNZ_STRATEGY_LOOKBACK, 1, 5, 1);

@@ -337,6 +337,7 @@ clnz_status program_kernel_wg_limit(clnz_context *ctx, cl_kernel k, size_t *limi
 clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *name,
                            cl_kernel *out)
 {
+    *out = NULL;
     if (!p->cut && (*out = find_kernel(ctx, p, name)))
         return CLNZ_SUCCESS;
     /* kernels of one file and options share one program: one build */

@@ -8,7 +8,8 @@
 int program_set_find(const program_set *s, const program_ref *r)
 {
     for (int i = 0; i < s->n; ++i)
-        if (strcmp(s->refs[i].file, r->file) == 0 && strcmp(s->refs[i].options, r->options) == 0)
+        if (strcmp(s->refs[i].file, r->file) == 0 && strcmp(s->refs[i].options, r->options) == 0 &&
+            s->refs[i].cut == r->cut)
             return i;
     return -1;
 }

@@ -251,7 +251,7 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
      * 2^62 items the byte count wrapped to 8, and a launch over 2^62 items
      * followed; one of 2^40 items on a host that overcommits (the H200's)
      * was granted its 8 TiB and ran past 120 s summing them */
-    uint64_t items = (uint64_t)t.shape[0];
+    uint64_t items = (uint64_t)t.shape[0]; /* >= 0 (tensor_check): items + 1 cannot wrap */
     if (!host_holds(items + 1, sizeof(int64_t)))
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
                         "a batch of %llu items is too large: its offsets do not fit in memory "
