@@ -504,13 +504,15 @@ static void test_program_options_cut_at_the_buffer(void **state)
     assert_int_equal(strlen(whole.options), PROGRAM_OPTIONS_MAX - 1);
     program_start(&cut, "lookback");
     program_append(&cut, "%sy", text);
-    assert_int_equal(cut.cut, 1);
+    assert_int_equal(cut.cut, PROGRAM_OPTIONS_MAX); /* the bytes it needed */
     assert_string_equal(cut.options, whole.options);
     program_start(&cut, "lookback");
     program_append(&cut, "%s", text + 1);
     assert_int_equal(cut.cut, 0);
     program_append(&cut, "ab"); /* one fits, the other does not */
-    assert_int_equal(cut.cut, 1);
+    assert_int_equal(cut.cut, PROGRAM_OPTIONS_MAX);
+    program_append(&cut, " -DX=1"); /* counted on */
+    assert_int_equal(cut.cut, PROGRAM_OPTIONS_MAX + 6);
     program_set set = {0};
     assert_int_equal(program_set_add(&set, &whole), 0);
     assert_int_equal(program_set_find(&set, &cut), -1);
@@ -523,8 +525,10 @@ static void test_program_options_cut_at_the_buffer(void **state)
     cl_kernel k = (cl_kernel)&k;
     assert_int_equal(program_kernel(c, &cut, "lb_run", &k), CLNZ_ERROR_INVALID_VALUE);
     assert_null(k);
-    assert_non_null(strstr(clnz_context_message(c), "build options of kernels/lookback.cl do "
-                                                    "not fit"));
+    char want[96];
+    snprintf(want, sizeof want, "build options of kernels/lookback.cl come to %d bytes, more than "
+             "the %d", PROGRAM_OPTIONS_MAX + 6, PROGRAM_OPTIONS_MAX - 1);
+    assert_non_null(strstr(clnz_context_message(c), want));
     clnz_context_release(c);
 }
 

@@ -150,8 +150,10 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
 }
 
 /* A CLNZ_* count: unset or empty leaves *out as it is, digits from lo to
- * hi set it, and anything else (a sign, a suffix, out of range) fails the
- * creation with what it takes. */
+ * hi set it, and anything else (a sign, a space, a suffix, out of range)
+ * fails the creation with what it takes. strtoul alone took " 5", "+5"
+ * and " -0" (CLNZ_MAX_ALLOC refuses them): the first character must be a
+ * digit. */
 static clnz_status env_count(const char *name, unsigned long lo, unsigned long hi,
                              const char *takes, unsigned *out, char *msg, size_t msg_size)
 {
@@ -161,7 +163,7 @@ static clnz_status env_count(const char *name, unsigned long lo, unsigned long h
     char *end;
     errno = 0;
     unsigned long v = strtoul(env, &end, 10);
-    if (errno || *end || end == env || *env == '-' || v < lo || v > hi)
+    if (*env < '0' || *env > '9' || errno || *end || v < lo || v > hi)
         return bad_env(msg, msg_size, name, env, takes);
     *out = (unsigned)v;
     return CLNZ_SUCCESS;

@@ -60,8 +60,10 @@ void program_append(program_ref *r, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(r->options + len, room, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= room)
-        r->cut = 1;
+    if (n < 0) /* an encoding error: nothing to count, still not whole */
+        n = (int)room;
+    if (r->cut || (size_t)n >= room) /* what they needed, for the message */
+        r->cut = (r->cut ? r->cut : len) + (size_t)n;
 }
 
 clnz_status program_source(clnz_context *ctx, const char *file, const char **src, char **owned)
@@ -185,9 +187,9 @@ clnz_status program_whole(clnz_context *ctx, const program_ref *p)
     if (!p->cut)
         return CLNZ_SUCCESS;
     return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,
-                    "the build options of kernels/%s.cl do not fit in the %d bytes clnz holds: "
-                    "shorten the environment values that set them ('%s...')",
-                    p->file, PROGRAM_OPTIONS_MAX - 1, p->options);
+                    "the build options of kernels/%s.cl come to %zu bytes, more than the %d "
+                    "clnz holds: shorten the environment values that set them",
+                    p->file, p->cut, PROGRAM_OPTIONS_MAX - 1);
 }
 
 /* Under the driver lock: PoCL's compiler is not safe to run from several

@@ -18,7 +18,7 @@ enum { PROGRAM_COMMON_MAX = 256 };
 typedef struct {
     const char *file;                  /* kernels/<file>.cl (a static string) */
     char options[PROGRAM_OPTIONS_MAX]; /* its -D options */
-    int cut; /* program_append ran out of room: the options are not whole */
+    size_t cut; /* 0, or the bytes the options needed: program_append ran out of room */
 } program_ref;
 
 /* Program refs, one place for each -D axis: the axes that change the code
