@@ -1225,6 +1225,21 @@ def test_tune_and_cache_usage_errors():
     expect_error(2, "cache", "--all")
 
 
+def test_tune_under_a_tiny_allocation_limit_says_why(tmp_path):
+    """Under a CLNZ_MAX_ALLOC below the tuning problem's buffers every call
+    failed, and `clnz tune` said that no candidate gave correct results, as
+    if the kernels were wrong. It now passes on the first failed call's
+    reason, and stores no tuning file."""
+    env = dict(os.environ, CLNZ_MAX_ALLOC="8K", CLNZ_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True, env=env)
+    assert p.returncode == 1, p.stderr
+    line = p.stderr.strip().splitlines()[-1]
+    assert line.startswith("clnz: tune: no candidate of the ") and "ran on the tuning problem" \
+        in line and "(8192 bytes: its own limit or CLNZ_MAX_ALLOC)" in line, line
+    assert not (tmp_path / "cache" / "tuning").exists() or \
+        not list((tmp_path / "cache" / "tuning").iterdir())
+
+
 def test_one_tile_is_one_launch_and_one_read(tmp_path, rng):
     """An input that fits one tile: one kernel launch and one host read."""
     default = [l for l in run("devices").stdout.splitlines() if l.startswith("*")]

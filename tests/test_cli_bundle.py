@@ -372,7 +372,8 @@ def test_bundle_rebuilt_while_it_is_loaded(tmp_path, rng, bundle):
     assert b"dtypes u8\n" in (d / "manifest.txt").read_bytes()
 
 
-@pytest.mark.parametrize("args", [["build"], ["build", "-o"], ["build", "-o", "x", "--dtypes", "u9"],
+@pytest.mark.parametrize("args", [["build"], ["build", "-o"], ["build", "-o", ""],
+                                  ["build", "-o", "x", "--dtypes", "u9"],
                                   ["build", "-o", "x", "--ops", ""], ["list"], ["frobnicate"],
                                   ["add", "x", "0"], ["add", "x", "-1", "y"]])
 def test_bad_arguments_are_usage_errors(tmp_path, args):

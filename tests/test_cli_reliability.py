@@ -274,6 +274,15 @@ def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
     assert listing(cache / "programs") == programs
     p = clnz("cache", "--clear", env=env, check=True)
     assert p.stdout.startswith(f"removed {len(programs)} files".encode()), p.stdout
+    # a file as the cache folder, or in its path: said so (it said "others could
+    # not be (a read-only folder?)" and "removed 0 files"), and left alone
+    f = tmp_path / "file"
+    f.write_bytes(b"mine")
+    for where, why in ((f, ""), (f / "sub", " (a file stands in its path)")):
+        p = clnz("cache", "--clear", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
+        assert p.returncode == 1 and not p.stdout, p
+        assert one_error_line(p) == f"clnz: cannot clear the cache: {where} is no folder{why}"
+        assert f.read_bytes() == b"mine"
 
 
 # ---- 7: FIFOs and pipes as inputs, FIFOs in the cache ----------------------------

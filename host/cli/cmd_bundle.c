@@ -123,9 +123,9 @@ static int bundle_build(int argc, char **argv)
             flags |= CLNZ_BUNDLE_SOURCES;
         else if (strcmp(argv[i], "-o") == 0 && out)
             return fail(EXIT_USAGE, "-o given twice: give each option once");
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && argv[i + 1][0])
             out = argv[++i];
-        else if (strcmp(argv[i], "-o") == 0)
+        else if (strcmp(argv[i], "-o") == 0) /* also -o '': as other commands' empty values */
             return fail(EXIT_USAGE, "-o needs a folder (see clnz bundle --help)");
         else
             return fail(EXIT_USAGE, "unknown argument '%s' for bundle build (see clnz bundle "

@@ -332,7 +332,9 @@ static int clean_folder(const char *folder, const char *magic, int finished, int
     int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
-        if (dfd < 0 && errno != ENOENT && kept) /* one it may not list: its files stay */
+        /* one it may not list: its files stay (ENOTDIR: a file where a
+         * folder of the path should be holds no files of clnz's) */
+        if (dfd < 0 && errno != ENOENT && errno != ENOTDIR && kept)
             ++*kept;
         if (dfd >= 0)
             close(dfd);

@@ -127,7 +127,8 @@ clnz_status plan_scratch(clnz_context *ctx, size_t bytes)
         return CLNZ_SUCCESS;
     if (bytes > ctx->max_alloc)
         return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "scratch of %zu bytes exceeds the device's largest allocation (%llu)",
+                        "scratch of %zu bytes exceeds the largest allocation clnz makes on the "
+                        "device (%llu bytes: its own limit or CLNZ_MAX_ALLOC)",
                         bytes, (unsigned long long)ctx->max_alloc);
     cl_int e = CL_SUCCESS;
     cl_mem m = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &e);

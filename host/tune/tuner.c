@@ -298,14 +298,17 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median kernel time in ms over `runs` timed calls after one warm-up;
- * negative if the candidate fails or gives a wrong result. */
+ * MEASURE_FAILED if a call fails (its reason in the context's message),
+ * MEASURE_WRONG if it gives a wrong result. */
+#define MEASURE_WRONG  -1.0
+#define MEASURE_FAILED -2.0
 static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs)
 {
     double t[16];
     for (int r = -1; r < runs; ++r) {
         cl_event last = NULL;
         if (run_family(ctx, f, p, &last) != CLNZ_SUCCESS)
-            return -1;
+            return MEASURE_FAILED;
         clWaitForEvents(1, &last);
         cl_ulong start = 0, end = 0;
         cl_int e = clGetEventProfilingInfo(ctx->first_event, CL_PROFILING_COMMAND_START,
@@ -314,9 +317,9 @@ static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs)
             e = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
         clReleaseEvent(last);
         if (e)
-            return -1;
+            return MEASURE_WRONG;
         if (r < 0 && !check_family(ctx, f, p)) /* checked before it counts */
-            return -1;
+            return MEASURE_WRONG;
         if (r >= 0)
             t[r] = (double)(end - start) * 1e-6;
     }
@@ -382,6 +385,10 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
         st = problem_make(ctx, sizes[1], &probs[1]);
     for (int f = 0; f < TUNE_KERNELS && !st; ++f) {
         double ms[MAX_CANDIDATES][2], fastest[2] = {-1, -1};
+        /* the first failed call's reason: with CLNZ_MAX_ALLOC below the
+         * problem's buffers every call failed, and the message said only
+         * that no candidate gave correct results */
+        char why[256] = "";
         won->launch[f] = ctx->launch[f];
         for (int c = 0; c < nc[f]; ++c) {
             clnz_tune_row row = {tune_kernel_names[f], cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
@@ -392,6 +399,9 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
             for (int s = 0; s < 2 && row.correct; ++s) {
                 row.ms[s] = measure(ctx, (tune_kernel)f, &probs[s], runs);
                 row.correct = row.ms[s] > 0;
+                if (row.ms[s] == MEASURE_FAILED && !why[0])
+                    snprintf(why, sizeof why, "%s", clnz_context_message(ctx));
+                ctx_clear_message(ctx);
                 row.gbps[s] =
                     row.correct ? bytes_moved((tune_kernel)f, &probs[s]) / (row.ms[s] * 1e6) : 0;
             }
@@ -421,7 +431,13 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
                 large_ms[f] = ms[c][1];
             }
         }
-        if (best < 0 && nc[f] > 0)
+        if (best < 0 && nc[f] > 0 && why[0])
+            st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                          "no candidate of the %s kernels ran on the tuning problem (%llu and "
+                          "%llu elements): %s",
+                          tune_kernel_names[f], (unsigned long long)sizes[0],
+                          (unsigned long long)sizes[1], why);
+        else if (best < 0 && nc[f] > 0)
             st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                           "no candidate of the %s kernels gave correct results",
                           tune_kernel_names[f]);
