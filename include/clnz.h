@@ -79,7 +79,8 @@ typedef int clnz_status;
 /* A fill or scalar value its type cannot hold, a CLNZ_* environment
  * variable's value that clnz does not take (the message names it), a uses
  * list clnz_uses_parse cannot read, a bundle of more than 4096 programs, a
- * cache folder path of PATH_MAX bytes or more (clnz_cache_clear). */
+ * cache folder path of PATH_MAX bytes or more or that is no folder
+ * (clnz_cache_clear). */
 #define CLNZ_ERROR_INVALID_VALUE (-2009)
 #define CLNZ_ERROR_SHAPE_MISMATCH (-2010) /* a mask of another shape, shapes that do not broadcast */
 #define CLNZ_ERROR_DTYPE_MISMATCH (-2011) /* where's x and y arrays of different dtypes */
@@ -321,6 +322,10 @@ clnz_status clnz_context_launch(const clnz_context *ctx, const char *kernel,
 int clnz_tune_candidates(clnz_context *ctx, const char *kernel, int quick, clnz_launch *out,
                          int max);
 
+/* A clnz_tune_row's ms for a size it did not time: */
+#define CLNZ_TUNE_WRONG  (-1.0) /* the results did not match the reference */
+#define CLNZ_TUNE_FAILED (-2.0) /* the call failed (a launch or a buffer refused) */
+
 /* One candidate the tuner measured. */
 typedef struct {
     const char *kernel; /* a name as above (the library's own string) */
@@ -329,7 +334,9 @@ typedef struct {
     int is_default;   /* the launch the library would use untuned */
     int is_winner;
     double gbps[2];   /* effective GB/s on the small and the large problem */
-    double ms[2];     /* median kernel time (profiling events), ms */
+    /* median kernel time (profiling events), ms; CLNZ_TUNE_WRONG or
+     * CLNZ_TUNE_FAILED for a size it did not time, 0 for one after it */
+    double ms[2];
 } clnz_tune_row;
 
 typedef void (*clnz_tune_progress)(void *user, int done, int total, const clnz_tune_row *row);
@@ -353,8 +360,9 @@ const char *clnz_cache_dir(char *buf, size_t size);
 /* Deletes the files clnz wrote (they start with its magic) in the cache
  * folder's tuning and programs folders, nothing else; *removed (may be
  * NULL) gets how many. CLNZ_ERROR_INVALID_VALUE if the folder's path is
- * PATH_MAX bytes or more (no cache is used then); CLNZ_ERROR_CACHE_FILE if
- * one of them could not be removed (*removed still counts the rest). */
+ * PATH_MAX bytes or more (no cache is used then) or names a file or a path
+ * through one (nothing is removed); CLNZ_ERROR_CACHE_FILE if one of them
+ * could not be removed (*removed still counts the rest). */
 clnz_status clnz_cache_clear(int *removed);
 
 /* Counters of what a context did, for tests and for curious callers. */

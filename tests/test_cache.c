@@ -220,6 +220,29 @@ static void test_issue16_item5_clear_removes_only_clnz_files(void **state)
     assert_true(is_fifo(path));
 }
 
+/* A cache folder that is a file, or a path through one: refused
+ * (CLNZ_ERROR_INVALID_VALUE), nothing removed, the file left alone. Its
+ * subfolders' ENOTDIR was counted as files it could not remove
+ * (CLNZ_ERROR_CACHE_FILE), and under a path through the file as nothing to
+ * do (success, 0 removed). */
+static void test_clear_refuses_a_file_as_the_folder(void **state)
+{
+    (void)state;
+    char file[400], below[420];
+    snprintf(file, sizeof file, "%s/file", tu_cache_dir());
+    snprintf(below, sizeof below, "%s/programs", file);
+    write_file(file, "# clnz tuning result: not a folder\n");
+    const char *paths[] = {file, below};
+    for (int i = 0; i < 2; ++i) {
+        setenv("CLNZ_CACHE_DIR", paths[i], 1);
+        int removed = -1;
+        assert_int_equal(clnz_cache_clear(&removed), CLNZ_ERROR_INVALID_VALUE);
+        assert_int_equal(removed, 0);
+        assert_int_equal(access(file, F_OK), 0);
+    }
+    setenv("CLNZ_CACHE_DIR", tu_cache_dir(), 1); /* for the teardown's removal */
+}
+
 /* Item 7: a FIFO where a program binary should be: the context neither
  * blocks on it nor replaces it; it builds from source. */
 static void test_issue16_item7_fifo_in_the_cache_does_not_block(void **state)
@@ -547,6 +570,8 @@ int main(void)
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_issue16_item5_clear_removes_only_clnz_files,
                                         tu_cache_setup, tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_clear_refuses_a_file_as_the_folder, tu_cache_setup,
+                                        tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_issue16_item7_fifo_in_the_cache_does_not_block,
                                         tu_cache_setup, tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_issue16_item17_long_cache_dir, tu_cache_setup,

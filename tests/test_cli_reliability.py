@@ -278,10 +278,10 @@ def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
     # not be (a read-only folder?)" and "removed 0 files"), and left alone
     f = tmp_path / "file"
     f.write_bytes(b"mine")
-    for where, why in ((f, ""), (f / "sub", " (a file stands in its path)")):
+    for where in (f, f / "sub"):
         p = clnz("cache", "--clear", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
         assert p.returncode == 1 and not p.stdout, p
-        assert one_error_line(p) == f"clnz: cannot clear the cache: {where} is no folder{why}"
+        assert one_error_line(p) == f"clnz: cannot clear the cache: {where} is no folder"
         assert f.read_bytes() == b"mine"
 
 
@@ -540,7 +540,7 @@ def test_bad_environment_values_fail_with_the_value_quoted(tmp_path, rng):
         line = one_error_line(clnz("count", inp, env=dict(os.environ, **{name: value})))
         assert line.startswith(f"clnz: {name}={io_quote(value)}: {takes[name]}"), line
     # every look-back value at its longest: build options past what clnz holds, refused
-    # (program_append cut them, and the cut variant was built), one less digit builds
+    # (program_append cut them, and the cut variant was built); a spin of 1 builds (126)
     longest = {"CLNZ_STRATEGY": "lookback", "CLNZ_LOOKBACK_SCATTER": "direct",
                "CLNZ_LOOKBACK_SPIN": "1000000000", "CLNZ_LOOKBACK_WINDOW": "64",
                "CLNZ_LOOKBACK_TEST_SPARSE": "1000"}

@@ -290,6 +290,33 @@ static void test_bad_files_are_ignored(void **state)
     assert_int_equal(launch_of_new_context("two-pass", &l, &s), CLNZ_LAUNCH_DEFAULT);
 }
 
+/* Under an allocation limit below the tuning problem's buffers every call
+ * fails: the run fails with that call's status and reason (it said that no
+ * candidate gave correct results, blaming the kernels), each row measured
+ * says it failed (CLNZ_TUNE_FAILED), and nothing is stored. */
+static void test_a_run_whose_calls_fail_says_why(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context_limited("8K");
+    clnz_tune_row rows[128];
+    int n = 0;
+    assert_int_equal(clnz_tune(ctx, 1, NULL, NULL, rows, 128, &n), CLNZ_ERROR_TOO_LARGE);
+    const char *msg = clnz_context_message(ctx);
+    assert_non_null(strstr(msg, "ran on the tuning problem"));
+    assert_non_null(strstr(msg, "CLNZ_MAX_ALLOC"));
+    assert_true(n > 0);
+    for (int i = 0; i < n && i < 128; ++i) {
+        assert_false(rows[i].correct);
+        assert_true(rows[i].ms[0] == CLNZ_TUNE_FAILED);
+    }
+    for (int vendor = 0; vendor < 2; ++vendor) {
+        char path[600];
+        tuning_path(vendor, path, sizeof path);
+        assert_int_equal(access(path, F_OK), -1);
+    }
+    clnz_context_release(ctx);
+}
+
 /* A tuning run replaces another driver's file with a good one that the
  * next context uses, and every winner is a row it measured. */
 static void test_a_tuning_run_replaces_them(void **state)
@@ -370,6 +397,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_listing_skips_what_a_context_skips, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_bad_files_are_ignored, tu_cache_setup,
+                                        tu_cache_teardown),
+        cmocka_unit_test_setup_teardown(test_a_run_whose_calls_fail_says_why, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_a_tuning_run_replaces_them, tu_cache_setup,
                                         tu_cache_teardown),

@@ -3,12 +3,10 @@
  * a quote in it is printed quoted (as errors quote paths), never raw. */
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage_cache[] =
     "usage: clnz cache [--clear]\n"
@@ -18,16 +16,6 @@ static const char usage_cache[] =
     "that is an absolute path, else ~/.cache/clnz). The folder is printed as is when\n"
     "it is printable ASCII without spaces, quotes or backslashes, else quoted as in\n"
     "error messages ('a\\nb').\n";
-
-/* 1 if path is a file (or anything but a folder), 2 if a file stands in
- * its path, else 0 (a folder, or nothing there yet). */
-static int not_a_folder(const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) == 0)
-        return !S_ISDIR(sb.st_mode);
-    return errno == ENOTDIR ? 2 : 0;
-}
 
 int cmd_cache(int argc, char **argv)
 {
@@ -52,7 +40,6 @@ int cmd_cache(int argc, char **argv)
     clnz_cache_dir(dir, size);
     int rc = EXIT_OK;
     char *shown = NULL;
-    int no_folder;
     if (!dir[0]) {
         rc = fail(EXIT_FAIL, "no cache folder: set CLNZ_CACHE_DIR or HOME");
     } else if (strlen(dir) >= PATH_MAX) { /* the library uses no cache then */
@@ -60,11 +47,6 @@ int cmd_cache(int argc, char **argv)
                   strlen(dir), PATH_MAX - 1);
     } else if (!(shown = io_show(dir))) {
         rc = fail(EXIT_FAIL, "out of memory");
-    } else if (clear && (no_folder = not_a_folder(dir))) {
-        /* the library found no files there, and said some could not be
-         * removed (a file's) or none were */
-        rc = fail(EXIT_FAIL, "cannot clear the cache: %s is no folder%s", shown,
-                  no_folder == 2 ? " (a file stands in its path)" : "");
     } else if (clear) {
         int removed = 0;
         clnz_status st = clnz_cache_clear(&removed);
@@ -73,6 +55,8 @@ int cmd_cache(int argc, char **argv)
                       "cannot clear the cache: %d files removed from %s, others "
                       "could not be (a read-only folder?)",
                       removed, shown);
+        else if (st == CLNZ_ERROR_INVALID_VALUE) /* its path's length was checked above */
+            rc = fail(EXIT_FAIL, "cannot clear the cache: %s is no folder", shown);
         else if (st)
             rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
         else

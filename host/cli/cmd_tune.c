@@ -32,6 +32,16 @@ static void progress(void *user, int done, int total, const clnz_tune_row *r)
     fflush(stderr);
 }
 
+/* What a candidate that lost by failing shows: its call failed (a launch or
+ * a buffer the device refused), or its results were wrong. */
+static const char *verdict(const clnz_tune_row *r)
+{
+    if (r->correct)
+        return "";
+    return r->ms[0] == CLNZ_TUNE_FAILED || r->ms[1] == CLNZ_TUNE_FAILED ? "FAILED "
+                                                                        : "WRONG RESULT ";
+}
+
 int cmd_tune(int argc, char **argv)
 {
     int quick = 0, got;
@@ -72,9 +82,9 @@ int cmd_tune(int argc, char **argv)
         int winner = won.work_group_size == rows[i].launch.work_group_size &&
                      won.items_per_work_item == rows[i].launch.items_per_work_item;
         printf("%-9s %6zu %6zu %12.2f %12.2f  %s%s%s\n", rows[i].kernel,
-               rows[i].launch.work_group_size, rows[i].launch.items_per_work_item,
-               rows[i].gbps[0], rows[i].gbps[1], rows[i].correct ? "" : "WRONG RESULT ",
-               rows[i].is_default ? "default " : "", winner ? "<- winner" : "");
+               rows[i].launch.work_group_size, rows[i].launch.items_per_work_item, rows[i].gbps[0],
+               rows[i].gbps[1], verdict(&rows[i]), rows[i].is_default ? "default " : "",
+               winner ? "<- winner" : "");
     }
     printf("strategy for inputs of many tiles: %s\n",
            clnz_strategy_name(clnz_context_auto_strategy(ctx)));

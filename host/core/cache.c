@@ -371,12 +371,19 @@ clnz_status clnz_cache_clear(int *removed)
 {
     int too_long, n = 0, kept = 0;
     char *dir = cache_dir_resolve(&too_long);
-    if (dir) {
+    struct stat sb;
+    /* a file, or a path through one: nothing of clnz's can be there (its
+     * subfolders failed with ENOTDIR, counted as files it could not
+     * remove, and then not at all: "removed 0 files") */
+    int no_folder = dir && (stat(dir, &sb) == 0 ? !S_ISDIR(sb.st_mode) : errno == ENOTDIR);
+    if (dir && !no_folder) {
         n += clear_folder(dir, "tuning", CACHE_MAGIC_TUNING, &kept);
         n += clear_folder(dir, "programs", CACHE_MAGIC_PROGRAM, &kept);
     }
     free(dir);
     if (removed)
         *removed = n;
-    return too_long ? CLNZ_ERROR_INVALID_VALUE : kept ? CLNZ_ERROR_CACHE_FILE : CLNZ_SUCCESS;
+    return too_long || no_folder ? CLNZ_ERROR_INVALID_VALUE
+           : kept                ? CLNZ_ERROR_CACHE_FILE
+                                 : CLNZ_SUCCESS;
 }

@@ -183,7 +183,7 @@ clnz_status program_whole(clnz_context *ctx, const program_ref *p)
 {
     /* a cut option builds another variant than the one asked for (the
      * look-back's, with every CLNZ_LOOKBACK_* value at its longest, came to
-     * 135 bytes and built LB_TEST_SPARSE=100 for 1000) */
+     * 135 bytes, and the last define was cut mid-name: " -DLB_TEST_SPA") */
     if (!p->cut)
         return CLNZ_SUCCESS;
     return ctx_fail(ctx, CLNZ_ERROR_INVALID_VALUE,

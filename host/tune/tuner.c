@@ -298,17 +298,15 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median kernel time in ms over `runs` timed calls after one warm-up;
- * MEASURE_FAILED if a call fails (its reason in the context's message),
- * MEASURE_WRONG if it gives a wrong result. */
-#define MEASURE_WRONG  -1.0
-#define MEASURE_FAILED -2.0
-static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs)
+ * CLNZ_TUNE_FAILED if a call fails (*failed gets its status, the context's
+ * message its reason), CLNZ_TUNE_WRONG if it gives a wrong result. */
+static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs, clnz_status *failed)
 {
     double t[16];
     for (int r = -1; r < runs; ++r) {
         cl_event last = NULL;
-        if (run_family(ctx, f, p, &last) != CLNZ_SUCCESS)
-            return MEASURE_FAILED;
+        if ((*failed = run_family(ctx, f, p, &last)) != CLNZ_SUCCESS)
+            return CLNZ_TUNE_FAILED;
         clWaitForEvents(1, &last);
         cl_ulong start = 0, end = 0;
         cl_int e = clGetEventProfilingInfo(ctx->first_event, CL_PROFILING_COMMAND_START,
@@ -316,10 +314,10 @@ static double measure(clnz_context *ctx, tune_kernel f, problem *p, int runs)
         if (!e)
             e = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
         clReleaseEvent(last);
-        if (e)
-            return MEASURE_WRONG;
+        if ((*failed = CL_CHECK(ctx, e, "clGetEventProfilingInfo")) != CLNZ_SUCCESS)
+            return CLNZ_TUNE_FAILED;
         if (r < 0 && !check_family(ctx, f, p)) /* checked before it counts */
-            return MEASURE_WRONG;
+            return CLNZ_TUNE_WRONG;
         if (r >= 0)
             t[r] = (double)(end - start) * 1e-6;
     }
@@ -385,10 +383,11 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
         st = problem_make(ctx, sizes[1], &probs[1]);
     for (int f = 0; f < TUNE_KERNELS && !st; ++f) {
         double ms[MAX_CANDIDATES][2], fastest[2] = {-1, -1};
-        /* the first failed call's reason: with CLNZ_MAX_ALLOC below the
-         * problem's buffers every call failed, and the message said only
-         * that no candidate gave correct results */
+        /* the first failed call's status and reason: with CLNZ_MAX_ALLOC
+         * below the problem's buffers every call failed, and the message
+         * said only that no candidate gave correct results */
         char why[256] = "";
+        clnz_status first_failure = CLNZ_SUCCESS;
         won->launch[f] = ctx->launch[f];
         for (int c = 0; c < nc[f]; ++c) {
             clnz_tune_row row = {tune_kernel_names[f], cands[f][c], 1, 0, 0, {0, 0}, {0, 0}};
@@ -397,10 +396,13 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
             ctx->forced_wg = cands[f][c].work_group_size;
             ctx->forced_items = cands[f][c].items_per_work_item;
             for (int s = 0; s < 2 && row.correct; ++s) {
-                row.ms[s] = measure(ctx, (tune_kernel)f, &probs[s], runs);
+                clnz_status failed;
+                row.ms[s] = measure(ctx, (tune_kernel)f, &probs[s], runs, &failed);
                 row.correct = row.ms[s] > 0;
-                if (row.ms[s] == MEASURE_FAILED && !why[0])
+                if (failed && !first_failure) {
+                    first_failure = failed;
                     snprintf(why, sizeof why, "%s", clnz_context_message(ctx));
+                }
                 ctx_clear_message(ctx);
                 row.gbps[s] =
                     row.correct ? bytes_moved((tune_kernel)f, &probs[s]) / (row.ms[s] * 1e6) : 0;
@@ -431,12 +433,12 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
                 large_ms[f] = ms[c][1];
             }
         }
-        if (best < 0 && nc[f] > 0 && why[0])
-            st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                          "no candidate of the %s kernels ran on the tuning problem (%llu and "
-                          "%llu elements): %s",
+        if (best < 0 && nc[f] > 0 && first_failure)
+            st = ctx_fail(ctx, first_failure,
+                          "no candidate of the %s kernels ran on the tuning problem of %llu "
+                          "elements: %s",
                           tune_kernel_names[f], (unsigned long long)sizes[0],
-                          (unsigned long long)sizes[1], why);
+                          why[0] ? why : clnz_status_string(first_failure));
         else if (best < 0 && nc[f] > 0)
             st = ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                           "no candidate of the %s kernels gave correct results",
