@@ -132,7 +132,7 @@ void *alloc_result_fresh(size_t bytes, int *fresh)
     *fresh = 0; /* the heap's: small blocks are mostly reused */
     if (bytes < 2 * HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
-    if (bytes > host_memory_bytes())
+    if (!host_holds(bytes, 1))
         return NULL;
     void *p = NULL;
     if (bytes <= HEAP_REUSE_MAX - HEAP_MARGIN) {

@@ -3,7 +3,6 @@
  * strategy writes the offsets of the items (strategy.h: batches) and the
  * entries with the width of an item, so that the batch coordinate is not
  * written. */
-#include "core/result_mem.h"
 #include "ops/ops.h"
 #include "slices/slices.h"
 
@@ -252,11 +251,9 @@ clnz_status clnz_nonzero_batched(clnz_context *ctx, const clnz_tensor *in, const
      * followed; one of 2^40 items on a host that overcommits (the H200's)
      * was granted its 8 TiB and ran past 120 s summing them */
     uint64_t items = (uint64_t)t.shape[0]; /* >= 0 (tensor_check): items + 1 cannot wrap */
-    if (!host_holds(items + 1, sizeof(int64_t)))
-        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "a batch of %llu items is too large: its offsets do not fit in memory "
-                        "(%llu bytes on this host)",
-                        (unsigned long long)items, (unsigned long long)host_memory_bytes());
+    st = batch_fits_host(ctx, items, items + 1, "offsets");
+    if (st)
+        return st;
     uint64_t budget = ctx->max_alloc;
     if (fits) {
         st = batched_direct(ctx, &t, data, pred, &o, width, res, offsets);

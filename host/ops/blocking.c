@@ -84,6 +84,16 @@ clnz_status result_fits(clnz_context *ctx, uint64_t entries, size_t entry_bytes)
                     (unsigned long long)entries, entry_bytes, (unsigned long long)ctx->max_alloc);
 }
 
+clnz_status batch_fits_host(clnz_context *ctx, uint64_t items, uint64_t n, const char *what)
+{
+    if (host_holds(n, sizeof(int64_t)))
+        return CLNZ_SUCCESS;
+    return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
+                    "a batch of %llu items is too large: its %s do not fit in memory "
+                    "(%llu bytes on this host)",
+                    (unsigned long long)items, what, (unsigned long long)host_memory_bytes());
+}
+
 clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
                           const clnz_predicate *pred, cl_mem buf, size_t byte_off)
 {

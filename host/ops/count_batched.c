@@ -477,11 +477,9 @@ clnz_status clnz_count_batched(clnz_context *ctx, const clnz_tensor *in, const v
         return st;
     /* held on the host: beyond its memory a host that overcommits would
      * grant them (as batched.c's offsets) */
-    if (!host_holds(p.batches, sizeof(int64_t)))
-        return ctx_fail(ctx, CLNZ_ERROR_TOO_LARGE,
-                        "a batch of %llu items is too large: its counts do not fit in memory "
-                        "(%llu bytes on this host)",
-                        (unsigned long long)p.batches, (unsigned long long)host_memory_bytes());
+    st = batch_fits_host(ctx, p.batches, p.batches, "counts");
+    if (st)
+        return st;
     int64_t *out = NULL;
     uint64_t budget = ctx->max_alloc;
     st = CLNZ_ERROR_TOO_LARGE;
