@@ -24,6 +24,12 @@
  * (clnz_context_set_launch): scripts/bench --gpu-sweep's launch shapes.
  * --only times that strategy alone (and the copy): the sweep's
  * look-back variants leave two-pass's times as they are.
+ *
+ *   build/bench_clnz FILE.npy RUNS --kinds KIND[,KIND...]
+ *
+ * times those kinds alone (named as above), printing only theirs: a CPU
+ * A/B of one kernel (rows, say) then costs its runs only, and no other
+ * kind's calls share its rounds.
  */
 #include "io/io.h"
 #include "clnz.h"
@@ -123,10 +129,44 @@ static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem
         }                                                                             \
     } while (0)
 
+/* --kinds A,B: their indices in names into list, in names' order; the
+ * count, or -1 (said on stderr) for anything else or a C loop the input
+ * has none of. */
+static int kinds_parse(int argc, char **argv, const char *const *names, int n, int c_loop,
+                       int *list)
+{
+    if (argc != 2 || strcmp(argv[0], "--kinds") != 0) {
+        fprintf(stderr, "bench_clnz: %s: not --kinds KIND[,KIND...] or --strategies\n", argv[0]);
+        return -1;
+    }
+    int want[16] = {0}, count = 0;
+    for (const char *p = argv[1];; ++p) {
+        size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < n && (strlen(names[k]) != len || strncmp(names[k], p, len) != 0))
+            ++k;
+        if (k == n || (!c_loop && k >= 5)) {
+            fprintf(stderr, "bench_clnz: --kinds: %.*s is %s\n", (int)len, p,
+                    k == n ? "no kind (device_nonzero, ..., c_loop_flat)"
+                           : "a C loop this input has none of (f32 or u8, C order)");
+            return -1;
+        }
+        want[k] = 1;
+        p += len;
+        if (!*p)
+            break;
+    }
+    for (int k = 0; k < n; ++k)
+        if (want[k])
+            list[count++] = k;
+    return count;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_clnz FILE.npy RUNS\n");
+        fprintf(stderr, "usage: bench_clnz FILE.npy RUNS [--kinds KIND[,KIND...] | --strategies "
+                        "[WGxITEMS] [--only two-pass|lookback]]\n");
         return 2;
     }
     int runs = atoi(argv[2]);
@@ -191,7 +231,14 @@ int main(int argc, char **argv)
     /* one entry more than z, for the branch-free store; touched once first */
     int64_t *c_out = calloc((size_t)(z + 1) * (size_t)(width ? width : 1), 8);
     enum { N_TIMED = 7 };
-    int kinds = c_loop ? N_TIMED : 5;
+    static const char *const names[N_TIMED] = {
+        "device_nonzero",      "device_count", "host_nonzero", "host_count",
+        "device_nonzero_flat", "c_loop",       "c_loop_flat"};
+    int list[N_TIMED], kinds = 0; /* the kinds timed, in names' order */
+    for (int k = 0; k < (c_loop ? N_TIMED : 5); ++k)
+        list[kinds++] = k;
+    if (argc > 3 && (kinds = kinds_parse(argc - 3, argv + 3, names, N_TIMED, c_loop, list)) < 0)
+        return 2;
     /* In ROUNDS rounds, each timing every kind's share of the runs back to
      * back after a warm-up call, each round starting at the next kind: a
      * burst of noise from the rest of the machine then falls on one round
@@ -204,10 +251,10 @@ int main(int argc, char **argv)
      * loop's 1.7x). */
     enum { ROUNDS = 3 };
     int per_round = (runs + ROUNDS - 1) / ROUNDS;
-    double *tk = malloc(sizeof(double) * (size_t)kinds * (size_t)runs);
+    double *tk = malloc(sizeof(double) * N_TIMED * (size_t)runs);
     for (int r = 0; r * per_round < runs; ++r) {
         for (int k = 0; k < kinds; ++k) {
-            int which = (k + r) % kinds;
+            int which = list[(k + r) % kinds];
             for (int j = -1; j < per_round && r * per_round + j < runs; ++j) {
                 double t0 = bench_now_ms();
                 if (which == 0 || which == 4) {
@@ -236,8 +283,8 @@ int main(int argc, char **argv)
         }
     }
     stat st[N_TIMED];
-    for (int which = 0; which < kinds; ++which)
-        st[which] = summarize(tk + (size_t)which * (size_t)runs, runs);
+    for (int k = 0; k < kinds; ++k)
+        st[list[k]] = summarize(tk + (size_t)list[k] * (size_t)runs, runs);
     free(tk);
     free(c_out);
     clnz_launch l;
@@ -246,11 +293,8 @@ int main(int argc, char **argv)
     static const char *const srcs[] = {"default", "vendor-tuned", "tuned", "forced"};
     printf("{\"z\": %lld, \"launch\": \"%zux%zu %s\"", (long long)z, l.work_group_size,
            l.items_per_work_item, srcs[src]);
-    static const char *const names[N_TIMED] = {
-        "device_nonzero", "device_count",        "host_nonzero", "host_count",
-        "device_nonzero_flat", "c_loop", "c_loop_flat"};
     for (int k = 0; k < kinds; ++k)
-        printf(", \"%s\": [%.4f, %.4f]", names[k], st[k].median, st[k].min);
+        printf(", \"%s\": [%.4f, %.4f]", names[list[k]], st[list[k]].median, st[list[k]].min);
     printf("}\n");
     free(tm);
     clReleaseMemObject(in);
