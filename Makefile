@@ -210,10 +210,12 @@ run: deps all
 # 2 MiB, as with C99 'inline'; 'extern inline' is no definition at all in
 # GNU89's reading, Oclgrind's ("Undefined external function").
 CLANG ?= clang
-CLANG_CL = $(CLANG) -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -Ikernels
-# One line of defines and a file per syntax check, run $(JOBS) at a time:
-# ~290 clang processes, 23 s one at a time before the quick tier's suites
-# could start on the 2-core CI machine.
+KERNEL_CLANG = $(CLANG) -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -Ikernels
+# One line of defines and a file per syntax check, run $(JOBS) at a time
+# (outside make's job slots: while make test builds, briefly twice JOBS
+# processes): ~290 clang processes, 23 s one at a time before the quick
+# tier's suites could start on the 2-core CI machine, 10.5 s on two. A
+# failed check names its defines (parallel output may interleave).
 check-kernels:
 	@if ! command -v $(CLANG) >/dev/null; then echo "check-kernels: no clang, skipped"; exit 0; fi; \
 	set -e; { for f in $(KERNEL_ALL); do echo $$f; done; \
@@ -239,12 +241,13 @@ check-kernels:
 	for o in "5 -DIMAGE_READ=0" "6 -DIMAGE_READ=1" "10 -DIMAGE_READ=2" \
 	    "5 -DIMAGE_READ=2 -DUNORM_SCALE=255"; do \
 	  echo -DCLNZ_DTYPE=$$o kernels/image.cl; \
-	done; } | xargs -P $(JOBS) -L 1 $(CLANG_CL) -fsyntax-only; \
+	done; } | xargs -P $(JOBS) -L 1 sh -c '$(KERNEL_CLANG) -fsyntax-only "$$@" || \
+	  { echo "check-kernels: failed: $$*" >&2; exit 1; }' sh; \
 	if grep -n '^[[:space:]]*inline' $(KERNEL_ALL); then \
 	  echo "check-kernels: C99 'inline' above gives no definition: use a plain function"; exit 1; fi; \
 	ll=$$(mktemp); trap 'rm -f "$$ll"' EXIT; \
 	for f in $(KERNEL_ALL); do \
-	  $(CLANG_CL) -O0 -w -emit-llvm -S -o "$$ll" -DCLNZ_DTYPE=0 -DVALUE_BYTES=4 -DSCAN_T=uint $$f; \
+	  $(KERNEL_CLANG) -O0 -w -emit-llvm -S -o "$$ll" -DCLNZ_DTYPE=0 -DVALUE_BYTES=4 -DSCAN_T=uint $$f; \
 	  undef=$$(sed -n 's/^declare .* @\([A-Za-z0-9_.]*\)(.*/\1/p' "$$ll" | \
 	    grep -v '^_Z\|^llvm\.\|^__' || true); \
 	  if [ -n "$$undef" ]; then echo "check-kernels: $$f calls $$undef without defining it" \
@@ -262,9 +265,9 @@ check-kernels:
 # once embedded cannot slip through. The suites keep their tuning and program
 # caches in build/, not in ~/.cache.
 TESTS_FULL_ONLY = test_faults
-# Test processes at once: the C suites, and the command-line and Python
-# module tests through pytest-xdist where it is installed (scripts/deps
-# installs it). A cold run is mostly PoCL compiling programs, one at a time
+# Test processes at once: the C suites, the command-line and Python module
+# tests through pytest-xdist where it is installed (scripts/deps installs
+# it), and check-kernels' clang runs. A cold run is mostly PoCL compiling programs, one at a time
 # in each process: on the 2-core CI machine, from a fresh clone with PoCL's
 # own cache empty, make test took 4m01s one process at a time (the C suites
 # 2m07s, the command-line tests 2m06s of it), and the command-line tests

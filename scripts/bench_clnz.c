@@ -28,8 +28,8 @@
  *   build/bench_clnz FILE.npy RUNS --kinds KIND[,KIND...]
  *
  * times those kinds alone (named as above), printing only theirs: a CPU
- * A/B of one kernel (rows, say) then costs its runs only, and no other
- * kind's calls share its rounds.
+ * A/B of one kernel (device_nonzero, the rows layout, say) then costs its
+ * runs only, and no other kind's calls share its rounds.
  */
 #include "io/io.h"
 #include "clnz.h"
@@ -129,26 +129,37 @@ static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem
         }                                                                             \
     } while (0)
 
-/* --kinds A,B: their indices in names into list, in names' order; the
- * count, or -1 (said on stderr) for anything else or a C loop the input
- * has none of. */
-static int kinds_parse(int argc, char **argv, const char *const *names, int n, int c_loop,
-                       int *list)
+/* The kinds timed without --strategies, in the order printed: the first
+ * N_DEVICE_KINDS clnz's, then the C loop's (where c_loop_serves the input). */
+enum { N_DEVICE_KINDS = 5, N_TIMED = 7 };
+static const char *const kind_names[N_TIMED] = {
+    "device_nonzero",      "device_count", "host_nonzero", "host_count",
+    "device_nonzero_flat", "c_loop",       "c_loop_flat"};
+
+/* The kinds to time into list (indices into kind_names, in its order) and
+ * their count: all that serve the input, or the ones --kinds names; -1 (said
+ * on stderr) for any other argument, or a C loop the input has none of. */
+static int kinds_parse(int argc, char **argv, int c_loop, int *list)
 {
-    if (argc != 2 || strcmp(argv[0], "--kinds") != 0) {
-        fprintf(stderr, "bench_clnz: %s: not --kinds KIND[,KIND...] or --strategies\n", argv[0]);
+    int want[N_TIMED] = {0}, serves = c_loop ? N_TIMED : N_DEVICE_KINDS, count = 0;
+    if (argc == 0) {
+        for (int k = 0; k < serves; ++k)
+            want[k] = 1;
+    } else if (argc != 2 || strcmp(argv[0], "--kinds") != 0) {
+        fprintf(stderr, "bench_clnz: %s: not one --kinds KIND[,KIND...] or --strategies\n",
+                argv[0]);
         return -1;
     }
-    int want[16] = {0}, count = 0;
-    for (const char *p = argv[1];; ++p) {
+    for (const char *p = argc ? argv[1] : NULL; p; ++p) {
         size_t len = strcspn(p, ",");
         int k = 0;
-        while (k < n && (strlen(names[k]) != len || strncmp(names[k], p, len) != 0))
+        while (k < N_TIMED && (strlen(kind_names[k]) != len || strncmp(kind_names[k], p, len)))
             ++k;
-        if (k == n || (!c_loop && k >= 5)) {
+        if (k >= serves) {
             fprintf(stderr, "bench_clnz: --kinds: %.*s is %s\n", (int)len, p,
-                    k == n ? "no kind (device_nonzero, ..., c_loop_flat)"
-                           : "a C loop this input has none of (f32 or u8, C order)");
+                    k == N_TIMED ? "no kind (device_nonzero, ..., c_loop_flat)"
+                                 : "a C loop this input has none of (f32 or u8, rank 1 or "
+                                   "more, C order)");
             return -1;
         }
         want[k] = 1;
@@ -156,7 +167,7 @@ static int kinds_parse(int argc, char **argv, const char *const *names, int n, i
         if (!*p)
             break;
     }
-    for (int k = 0; k < n; ++k)
+    for (int k = 0; k < N_TIMED; ++k)
         if (want[k])
             list[count++] = k;
     return count;
@@ -178,6 +189,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_clnz: %s\n", err);
         return 1;
     }
+    int strategies_mode = argc > 3 && strcmp(argv[3], "--strategies") == 0;
+    /* C order only */
+    int c_loop = c_loop_serves(a.dtype, a.rank) && !a.fortran_order;
+    int list[N_TIMED], kinds = 0; /* checked before the context's programs compile */
+    if (!strategies_mode && (kinds = kinds_parse(argc - 3, argv + 3, c_loop, list)) < 0)
+        return 2;
     clnz_context *ctx;
     if (clnz_context_create(NULL, &ctx, err, sizeof err)) {
         fprintf(stderr, "bench_clnz: %s\n", err);
@@ -200,7 +217,7 @@ int main(int argc, char **argv)
                                 NULL, &e);
     cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8, NULL, &e);
     double *tm = malloc(sizeof(double) * (size_t)(runs + 1));
-    if (argc > 3 && strcmp(argv[3], "--strategies") == 0) {
+    if (strategies_mode) {
         unsigned wg = 0, items = 0;
         clnz_strategy only = CLNZ_STRATEGY_AUTO;
         for (int i = 4; i < argc; ++i) {
@@ -227,18 +244,8 @@ int main(int argc, char **argv)
     clnz_nonzero_options flat;
     clnz_nonzero_options_init(&flat);
     flat.layout = CLNZ_LAYOUT_FLAT;
-    int c_loop = c_loop_serves(a.dtype, a.rank) && !a.fortran_order; /* C order only */
     /* one entry more than z, for the branch-free store; touched once first */
     int64_t *c_out = calloc((size_t)(z + 1) * (size_t)(width ? width : 1), 8);
-    enum { N_TIMED = 7 };
-    static const char *const names[N_TIMED] = {
-        "device_nonzero",      "device_count", "host_nonzero", "host_count",
-        "device_nonzero_flat", "c_loop",       "c_loop_flat"};
-    int list[N_TIMED], kinds = 0; /* the kinds timed, in names' order */
-    for (int k = 0; k < (c_loop ? N_TIMED : 5); ++k)
-        list[kinds++] = k;
-    if (argc > 3 && (kinds = kinds_parse(argc - 3, argv + 3, names, N_TIMED, c_loop, list)) < 0)
-        return 2;
     /* In ROUNDS rounds, each timing every kind's share of the runs back to
      * back after a warm-up call, each round starting at the next kind: a
      * burst of noise from the rest of the machine then falls on one round
@@ -294,7 +301,7 @@ int main(int argc, char **argv)
     printf("{\"z\": %lld, \"launch\": \"%zux%zu %s\"", (long long)z, l.work_group_size,
            l.items_per_work_item, srcs[src]);
     for (int k = 0; k < kinds; ++k)
-        printf(", \"%s\": [%.4f, %.4f]", names[list[k]], st[list[k]].median, st[list[k]].min);
+        printf(", \"%s\": [%.4f, %.4f]", kind_names[list[k]], st[list[k]].median, st[list[k]].min);
     printf("}\n");
     free(tm);
     clReleaseMemObject(in);

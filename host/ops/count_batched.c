@@ -475,8 +475,6 @@ clnz_status clnz_count_batched(clnz_context *ctx, const clnz_tensor *in, const v
         st = pred_to_keys(ctx, t.dtype, pred, &keys); /* a bad predicate fails every shape */
     if (st)
         return st;
-    /* held on the host: beyond its memory a host that overcommits would
-     * grant them (as batched.c's offsets) */
     st = batch_fits_host(ctx, p.batches, p.batches, "counts");
     if (st)
         return st;

@@ -60,7 +60,8 @@ clnz_status rw_buffer(clnz_context *ctx, size_t bytes, cl_mem *buf, const char *
 clnz_status result_fits(clnz_context *ctx, uint64_t entries, size_t entry_bytes);
 /* CLNZ_ERROR_TOO_LARGE unless a batch's `n` 8-byte `what` (offsets, counts),
  * held on the host, fit in its memory (host_holds): a host that overcommits
- * would grant them and then run out while filling them. */
+ * would grant them and then run out while filling them. The message names
+ * the batch's `items`. */
 clnz_status batch_fits_host(clnz_context *ctx, uint64_t items, uint64_t n, const char *what);
 /* job_init and job_bind: a job on a checked input in a caller's buffer. */
 clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
