@@ -361,26 +361,146 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
                ? (left)                                                                        \
                : (left) / BLOCK * BLOCK)
 
+/* Rows of at most STAGE / 2 elements, of rank 3 or 4 in the rows layout
+ * with plain stores (multi, ND_RUN), are staged several whole rows at a
+ * time (ND_MULTI_ROWS): up to STAGE elements, never past the end of
+ * dimension rank - 2. A row at a time, each row paid its span, its
+ * gather's tail and its entry template, whose lanes stored and then loaded
+ * as a vector stall store-to-load forwarding: about 60 cycles a row (PoCL,
+ * f32 (16, 32, 64, 64) at 10 %: rows of 64 took 1.4x the time of the same
+ * bytes as rows of 256). Now one gather and one pass of the row loop serve
+ * several rows, and the template (mt_) stays in a register from span to
+ * span, its lane of dimension rank - 2 moved on by the span's rows; it is
+ * stored and loaded again only after a carry past that dimension. An
+ * entry's row within the span is pos / cols, by a multiply and a shift
+ * (exact: pos < 2^8 and the reciprocal's rounding error below cols <= 2^7
+ * keep the error of the product below 2^15 < 2^ND_RECIP_SHIFT), four
+ * entries at a time as vectors, interleaved into (row, column) pairs in
+ * the order of their columns (pair_swap: the column first): an entry is
+ * the template plus its pair in both halves of a vector, masked to the two
+ * columns (msel_). Four entries of the vector path read pos up to 3 past k:
+ * ND_GATHER's trailing zeros. Measured against a row at a time (PoCL on a
+ * 2-core EPYC VM, f32 at 10 %, device-resident nonzero, both kernels in
+ * one process in turns, medians of the per-turn mins' ratios): (16, 32,
+ * 64, 64) 0.79-0.85x, (16, 32, 32, 128) 0.96x, (16, 32, 64, 40) 0.58x;
+ * rows shorter than a block, which now take these spans instead of staging
+ * across rows or going element by element: (16, 32, 256, 16) 0.49-0.55x
+ * (at 50 % 0.46x), (2048, 1024, 3) 0.50x (at 50 % 0.38x). */
+#define ND_RECIP_SHIFT 20
+#define ND_PUT_PAIR(T4, STORE, STORE4, pair, d)                                                \
+    {                                                                                          \
+        T4 ent_ = mt_ + ((T4)(pair, pair) & msel_);                                            \
+        if (rank == 4) {                                                                       \
+            STORE4(ent_, (d))                                                                  \
+        } else {                                                                               \
+            STORE(ent_.s0, (d));                                                               \
+            STORE(ent_.s1, (d) + 1);                                                           \
+            STORE(ent_.s2, (d) + 2);                                                           \
+        }                                                                                      \
+    }
+
+/* The k staged entries of a span of whole rows (pos[e] from the start of
+ * the first, whose leading coordinates mt_ holds) from slot o on, at most
+ * up to o_end: four at a time where the slots of the last four are this
+ * work-item's (as ND_EMIT_STAGED's vector stores), else one at a time. */
+#define ND_EMIT_ROWS(T, T4, T8, CONVERT4, STORE, STORE4)                                       \
+    {                                                                                          \
+        uint kk = (uint)min((ulong)k, o_end - o);                                              \
+        if (o + ((kk + 3) & ~3u) <= o_end) {                                                   \
+            for (uint e = 0; e < kk; e += 4) {                                                 \
+                uint4 p4_ = vload4(0, pos + e), q4_ = (p4_ * recip) >> ND_RECIP_SHIFT;         \
+                T4 q_ = CONVERT4(q4_), c_ = CONVERT4(p4_ - q4_ * (uint)cols);                  \
+                T8 pr_;                                                                        \
+                pr_.even = pair_swap ? c_ : q_;                                                \
+                pr_.odd = pair_swap ? q_ : c_;                                                 \
+                __global T *d_ = dst + (o + e) * (ulong)rank;                                  \
+                ND_PUT_PAIR(T4, STORE, STORE4, pr_.s01, d_)                                    \
+                ND_PUT_PAIR(T4, STORE, STORE4, pr_.s23, d_ + rank)                             \
+                ND_PUT_PAIR(T4, STORE, STORE4, pr_.s45, d_ + 2 * rank)                         \
+                ND_PUT_PAIR(T4, STORE, STORE4, pr_.s67, d_ + 3 * rank)                         \
+            }                                                                                  \
+        } else {                                                                               \
+            for (uint e = 0; e < kk; ++e) {                                                    \
+                uint p_ = pos[e], q_ = (p_ * recip) >> ND_RECIP_SHIFT;                         \
+                T8 pr_ = (T8)((T)q_);                                                          \
+                T c1_ = (T)(p_ - q_ * (uint)cols);                                             \
+                if (pair_swap)                                                                 \
+                    pr_.s0 = c1_;                                                              \
+                else                                                                           \
+                    pr_.s1 = c1_;                                                              \
+                ND_PUT_PAIR(T4, STORE, STORE4, pr_.s01, dst + (o + e) * (ulong)rank)           \
+            }                                                                                  \
+        }                                                                                      \
+        o += kk;                                                                               \
+    }
+
+/* In ND_ROWS's loop: at a row's start, a span of the rows that fit (two or
+ * more, up to multi, within the run and dimension rank - 2, its last block
+ * readable), staged and written, and the loop's next pass (continue); c is
+ * then 0 again and lead the next row's. Otherwise fresh_ = 0 (the row at a
+ * time below moves lead) and the loop goes on to that. */
+#define ND_MULTI_ROWS(T, T4, T8, CONVERT4, STORE, STORE4)                                      \
+    if (c == 0) {                                                                              \
+        ulong rows_ = min(min((ulong)multi, (last - i) / cols),                                \
+                          (ulong)META_SHAPE(meta, rank - 2) - (ulong)lead[rank - 2]);          \
+        if (rows_ >= 2 && i + (rows_ * cols + BLOCK - 1) / BLOCK * BLOCK <= n) {               \
+            uint span = (uint)(rows_ * cols);                                                  \
+            if (!fresh_) {                                                                     \
+                ND_ENTRY_TEMPLATE(T, T4)                                                       \
+                mt_ = tmpl_;                                                                   \
+                fresh_ = 1;                                                                    \
+            }                                                                                  \
+            ND_GATHER                                                                          \
+            ND_EMIT_ROWS(T, T4, T8, CONVERT4, STORE, STORE4)                                   \
+            i += span;                                                                         \
+            lead[rank - 2] += (long)rows_ - 1;                                                 \
+            ND_CARRY                                                                           \
+            if (lead[rank - 2] != 0) /* no carry past dimension rank - 2 */                    \
+                mt_ += (T4)((T)rows_) & mrow_;                                                 \
+            else                                                                               \
+                fresh_ = 0;                                                                    \
+            continue;                                                                          \
+        }                                                                                      \
+    }                                                                                          \
+    fresh_ = 0;
+
 /* ND_RUN's rows, a row at a time, each span staged (ND_ROW_SPAN) and written
  * with STORE, STORE4 and STORE8 (ND_EMIT_STAGED). ND_RUN instantiates it
  * per kind of store: with the choice inside the loop, the non-temporal
  * rows of rank 3 ran 10 % slower once the plain ones had their entry
- * templates (PoCL, f32 (256, 256, 256) at 100 %: 25 -> 28 ms). */
-#define ND_ROWS(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)                         \
-    while (i < last && o < o_end) {                                                            \
-        ulong seg_end = min(last, i + (cols - c));                                             \
-        for (uint span; (span = ND_ROW_SPAN(seg_end - i)) && o < o_end;                        \
-             i += span, c += span) {                                                           \
-            ND_GATHER                                                                          \
-            ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)              \
+ * templates (PoCL, f32 (256, 256, 256) at 100 %: 25 -> 28 ms). MULTI: the
+ * spans of several rows first where they apply (ND_MULTI_ROWS), in an
+ * instance of its own: with its vectors beside the other shapes' loops,
+ * rows of rank 2 ran 8-13 % slower (f32 (349525, 3) at 10 and 50 %). */
+#define ND_ROWS(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC, MULTI)                  \
+    {                                                                                          \
+        T4 mt_ = 0, mrow_ = 0, msel_ = 0; /* template; masks: the row's lane, both lanes */    \
+        int fresh_ = 0, pair_swap = reverse || rank == 3;                                      \
+        if (MULTI) {                                                                           \
+            T ms_[4] = {0, 0, 0, 0};                                                           \
+            ms_[ND_COL(rank - 2)] = (T)-1;                                                     \
+            mrow_ = vload4(0, ms_);                                                            \
+            ms_[ND_COL(rank - 1)] = (T)-1;                                                     \
+            msel_ = vload4(0, ms_);                                                            \
         }                                                                                      \
-        for (; i < seg_end && o < o_end; ++i, ++c) {                                           \
-            ND_EMIT(T, o, c)                                                                   \
-            o += elem_selected(in[i], lo, hi, invert);                                         \
-        }                                                                                      \
-        if (c == cols) {                                                                       \
-            c = 0;                                                                             \
-            ND_CARRY                                                                           \
+        while (i < last && o < o_end) {                                                        \
+            if (MULTI) {                                                                       \
+                ND_MULTI_ROWS(T, T4, T8, CONVERT4, STORE, STORE4)                              \
+            }                                                                                  \
+            ulong seg_end = min(last, i + (cols - c));                                         \
+            for (uint span; (span = ND_ROW_SPAN(seg_end - i)) && o < o_end;                    \
+                 i += span, c += span) {                                                       \
+                ND_GATHER                                                                      \
+                ND_EMIT_STAGED(T, T4, T8, CONVERT4, STORE, STORE4, STORE8, ENTRY_VEC)          \
+            }                                                                                  \
+            for (; i < seg_end && o < o_end; ++i, ++c) {                                       \
+                ND_EMIT(T, o, c)                                                               \
+                o += elem_selected(in[i], lo, hi, invert);                                     \
+            }                                                                                  \
+            if (c == cols) {                                                                   \
+                c = 0;                                                                         \
+                ND_CARRY                                                                       \
+            }                                                                                  \
         }                                                                                      \
     }
 
@@ -389,7 +509,9 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
  * each element wrote a whole entry, selected or not (a rank 8 tensor's rows
  * took 8x the time of its flat indices). A sparse enough work-item stages
  * across rows first; the rest goes a row at a time as above, a row short
- * of a block (and the input's last elements) element by element. */
+ * of a block (and the input's last elements) element by element. Where
+ * spans of several rows apply (multi: rank 3 or 4, rows layout, plain
+ * stores, spans of two blocks or more), they take those rows instead. */
 #define ND_RUN(T, T4, T8, CONVERT4)                                                            \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
@@ -403,7 +525,16 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
             rem /= e;                                                                          \
         }                                                                                      \
         ulong i = first;                                                                       \
-        if (cols < BLOCK &&                                                                    \
+        /* multi: the rows a span of whole rows may take, or 0; spans shorter than             \
+         * two blocks (rows of 1 in a dimension of 4, say) stay as they were */                \
+        uint multi = !nt && layout == LAYOUT_ROWS && (rank == 3 || rank == 4) &&               \
+                             cols <= STAGE / 2                                                 \
+                         ? (uint)min((ulong)STAGE / cols, (ulong)META_SHAPE(meta, rank - 2))   \
+                         : 0;                                                                  \
+        if (multi * cols < 2 * BLOCK)                                                          \
+            multi = 0;                                                                         \
+        uint recip = multi ? ((1u << ND_RECIP_SHIFT) + (uint)cols - 1) / (uint)cols : 0;       \
+        if (cols < BLOCK && !multi &&                                                          \
             (o_end - o) * (ulong)(rank + ACROSS_ENTRY_COST) < (last - first) * (ulong)rank)    \
             for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&    \
                             o < o_end;                                                         \
@@ -412,9 +543,11 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
                 ND_EMIT_ACROSS(T)                                                              \
             }                                                                                  \
         if (nt)                                                                                \
-            ND_ROWS(T, T4, T8, CONVERT4, NT_STORE, NT_STORE4, NT_STORE8, 0)                    \
+            ND_ROWS(T, T4, T8, CONVERT4, NT_STORE, NT_STORE4, NT_STORE8, 0, 0)                 \
+        else if (multi)                                                                        \
+            ND_ROWS(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4, PLAIN_STORE8, 1, 1)        \
         else                                                                                   \
-            ND_ROWS(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4, PLAIN_STORE8, 1)           \
+            ND_ROWS(T, T4, T8, CONVERT4, PLAIN_STORE, PLAIN_STORE4, PLAIN_STORE8, 1, 0)        \
     }
 
 void write_nd_run(__global const bits_t *in, ulong n, ulong first, ulong last, int rank,

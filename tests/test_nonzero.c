@@ -553,9 +553,9 @@ static void test_short_rows_across(void **state)
     each_rows_case(shapes, ranks, 4, dens, sizeof dens / sizeof *dens, short_rows_case);
 }
 
-/* Entries of the last 3 of 4 dimensions for the last shape of
+/* Entries of the last 3 of 4 dimensions for the fifth shape of
  * test_rows_of_rank_3_and_4, whole entries for the others. */
-static const int rank34_widths[5] = {0, 0, 0, 0, 3};
+static const int rank34_widths[9] = {0, 0, 0, 0, 3, 0, 0, 0, 0};
 
 static void rank34_case(const clnz_tensor *t, const float *data, int64_t n, size_t l, int v,
                         size_t di)
@@ -579,21 +579,26 @@ static void rank34_case(const clnz_tensor *t, const float *data, int64_t n, size
 /* Rows of rank 3 and 4 are written a whole entry at a time from a
  * template of the row's coordinates, and a row's last part of a block is
  * staged with it where that block can be read (the input's last elements
- * go one by one): rows of 40, 64, 70 and 33, densities from sparse to all,
- * both orders and index widths, entries of the last 3 of 4 dimensions
- * (width 3 of a (1, 6, 5, 70) input), at launches that keep the selection
- * bits and one that does not, the output cut short by the capacity too. */
+ * go one by one); rows of up to 128 elements several whole rows to a span
+ * where two blocks' worth fit (ND_MULTI_ROWS), the span ending at the last
+ * row of dimension rank - 2 (6 rows of 20: a carry past it every span),
+ * rows of 1 and of 128 the edges, 129 past them: rows of 40, 64, 70 and 33,
+ * densities from sparse to all, both orders and index widths, entries of
+ * the last 3 of 4 dimensions (width 3 of a (1, 6, 5, 70) input), at
+ * launches that keep the selection bits and one that does not, the output
+ * cut short by the capacity too. */
 static void test_rows_of_rank_3_and_4(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    static const int64_t shapes[5][8] = {
-        {3, 5, 7, 40}, {2, 3, 4, 64}, {6, 5, 70}, {4, 9, 33}, {1, 6, 5, 70}};
-    static const int ranks[5] = {4, 4, 3, 3, 4};
+    static const int64_t shapes[9][8] = {{3, 5, 7, 40},  {2, 3, 4, 64}, {6, 5, 70},
+                                         {4, 9, 33},     {1, 6, 5, 70}, {5, 6, 20},
+                                         {3, 4, 300, 1}, {2, 5, 128},   {2, 3, 3, 129}};
+    static const int ranks[9] = {4, 4, 3, 3, 4, 3, 4, 3, 4};
     static const double dens[] = {0.1, 0.5, 1.0};
     /* the writing pass these rows go through (a GPU would take look-back) */
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
-    each_rows_case(shapes, ranks, 5, dens, sizeof dens / sizeof *dens, rank34_case);
+    each_rows_case(shapes, ranks, 9, dens, sizeof dens / sizeof *dens, rank34_case);
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 }
 
