@@ -235,6 +235,15 @@ uint *page_whole(uint *room, uint n)
  * (349525, 3): staged 1.0 against 1.6 ms at 10 %; at 50 % the whole
  * entries win.) */
 #define ACROSS_ENTRY_COST 6
+/* Where spans of several whole rows apply (ND_MULTI_ROWS), rows shorter
+ * than a block stage across rows only below one entry in this many
+ * elements: a span of a few short rows pays its gather and its carries
+ * for next to no entries (PoCL, f32, device-resident, medians of 4
+ * processes' mins, across rows against spans: (65536, 4, 16) at 1 %
+ * 1.89 / 2.39 ms, at 3 % 2.63 / 2.55, at 10 % 3.18 / 2.63; (32768, 8, 8)
+ * 1.02 / 1.08, 1.28 / 1.16, 2.42 / 1.36; (16, 32, 256, 16) at 1 % 0.85 /
+ * 0.74, at 3 % 1.23 / 0.79). */
+#define ACROSS_BEFORE_SPANS 48
 
 /* Entry bytes per input element from which a streaming work-item stores
  * non-temporally (nz_write): staged rows and columns, and the index run
@@ -384,8 +393,9 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
  * one process in turns, medians of the per-turn mins' ratios): (16, 32,
  * 64, 64) 0.79-0.85x, (16, 32, 32, 128) 0.96x, (16, 32, 64, 40) 0.58x;
  * rows shorter than a block, which now take these spans instead of staging
- * across rows or going element by element: (16, 32, 256, 16) 0.49-0.55x
- * (at 50 % 0.46x), (2048, 1024, 3) 0.50x (at 50 % 0.38x). */
+ * across rows (but where very sparse: ACROSS_BEFORE_SPANS) or going element
+ * by element: (16, 32, 256, 16) 0.49-0.55x (at 50 % 0.46x), (2048, 1024,
+ * 3) 0.50x (at 50 % 0.38x). */
 #define ND_RECIP_SHIFT 20
 #define ND_PUT_PAIR(T4, STORE, STORE4, pair, d)                                                \
     {                                                                                          \
@@ -448,6 +458,7 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
             if (!fresh_) {                                                                     \
                 ND_ENTRY_TEMPLATE(T, T4)                                                       \
                 mt_ = tmpl_;                                                                   \
+                (void)colsel_; /* ND_PUT_PAIR's msel_ instead */                               \
                 fresh_ = 1;                                                                    \
             }                                                                                  \
             ND_GATHER                                                                          \
@@ -511,7 +522,8 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
  * across rows first; the rest goes a row at a time as above, a row short
  * of a block (and the input's last elements) element by element. Where
  * spans of several rows apply (multi: rank 3 or 4, rows layout, plain
- * stores, spans of two blocks or more), they take those rows instead. */
+ * stores, spans of two blocks or more), they take those rows instead, but
+ * for a very sparse work-item's rows shorter than a block (across rows). */
 #define ND_RUN(T, T4, T8, CONVERT4)                                                            \
     {                                                                                          \
         __global T *dst = (__global T *)out + out_off;                                         \
@@ -531,11 +543,13 @@ void write_index_run(__global const bits_t *in, ulong first, ulong last, __globa
                              cols <= STAGE / 2                                                 \
                          ? (uint)min((ulong)STAGE / cols, (ulong)META_SHAPE(meta, rank - 2))   \
                          : 0;                                                                  \
-        if (multi * cols < 2 * BLOCK)                                                          \
+        if (multi < 2 || multi * cols < 2 * BLOCK)                                             \
             multi = 0;                                                                         \
         uint recip = multi ? ((1u << ND_RECIP_SHIFT) + (uint)cols - 1) / (uint)cols : 0;       \
-        if (cols < BLOCK && !multi &&                                                          \
-            (o_end - o) * (ulong)(rank + ACROSS_ENTRY_COST) < (last - first) * (ulong)rank)    \
+        if (cols < BLOCK &&                                                                    \
+            (multi ? (o_end - o) * ACROSS_BEFORE_SPANS < last - first                          \
+                   : (o_end - o) * (ulong)(rank + ACROSS_ENTRY_COST) <                         \
+                         (last - first) * (ulong)rank))                                        \
             for (uint span; (span = (uint)(min(last - i, (ulong)STAGE) / BLOCK * BLOCK)) &&    \
                             o < o_end;                                                         \
                  i += span) {                                                                  \

@@ -495,8 +495,9 @@ typedef void (*rows_case)(const clnz_tensor *t, const float *data, int64_t n, si
                           size_t di);
 
 /* Launches of the rows tests: PoCL's default and 64 items (selection bits
- * kept), 100 items (not kept). */
-static const tu_launch row_launches[] = {{0, 0}, {4, 64}, {3, 100}};
+ * kept), 100 and 1000 items (not kept; 1000: chunks of many rows that
+ * start and end mid-row). */
+static const tu_launch row_launches[] = {{0, 0}, {4, 64}, {3, 100}, {2, 1000}};
 
 /* Runs each_case on f32 inputs of each shape v at each density, at each
  * of row_launches, then puts the default launch back. */
@@ -540,22 +541,28 @@ static void short_rows_case(const clnz_tensor *t, const float *data, int64_t n, 
  * tensor's 16) are staged across rows when a work-item's chunk is sparse
  * enough (kernels/nonzero.cl, ND_EMIT_ACROSS), and go element by element
  * when dense: both, at launches whose chunks start mid-row and end in a
- * partial block (items 100: no selection bits kept; 64, and PoCL's
- * default of 4096: kept), in rows and columns, both orders and index widths, with the
- * output cut short by the capacity too. */
+ * partial block (items 100 and 1000: no selection bits kept; 64, and
+ * PoCL's default of 4096: kept), in rows and columns, both orders and
+ * index widths, with the output cut short by the capacity too. Rows of
+ * rank 3 and 4 whose dimension rank - 2 holds two blocks or more take
+ * spans of several rows in the rows layout instead (5 x 1000 x 2, 300 x 4
+ * x 16: exactly two blocks), but for a very sparse chunk (1 %, across
+ * rows: ACROSS_BEFORE_SPANS); 500 x 2 x 20 and 300 x 3 x 21 stay below
+ * two blocks. */
 static void test_short_rows_across(void **state)
 {
     (void)state;
-    static const int64_t shapes[4][8] = {
-        {4099, 3}, {2, 4, 4, 4, 4, 4, 4, 16}, {700, 31}, {5, 1000, 2}};
-    static const int ranks[4] = {2, 8, 2, 3};
-    static const double dens[] = {0.02, 0.2, 0.7};
-    each_rows_case(shapes, ranks, 4, dens, sizeof dens / sizeof *dens, short_rows_case);
+    static const int64_t shapes[7][8] = {
+        {4099, 3},   {2, 4, 4, 4, 4, 4, 4, 16}, {700, 31}, {5, 1000, 2}, {500, 2, 20}, {300, 3, 21},
+        {300, 4, 16}};
+    static const int ranks[7] = {2, 8, 2, 3, 3, 3, 3};
+    static const double dens[] = {0.01, 0.2, 0.7};
+    each_rows_case(shapes, ranks, 7, dens, sizeof dens / sizeof *dens, short_rows_case);
 }
 
 /* Entries of the last 3 of 4 dimensions for the fifth shape of
  * test_rows_of_rank_3_and_4, whole entries for the others. */
-static const int rank34_widths[9] = {0, 0, 0, 0, 3, 0, 0, 0, 0};
+static const int rank34_widths[11] = {0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0};
 
 static void rank34_case(const clnz_tensor *t, const float *data, int64_t n, size_t l, int v,
                         size_t di)
@@ -581,8 +588,10 @@ static void rank34_case(const clnz_tensor *t, const float *data, int64_t n, size
  * staged with it where that block can be read (the input's last elements
  * go one by one); rows of up to 128 elements several whole rows to a span
  * where two blocks' worth fit (ND_MULTI_ROWS), the span ending at the last
- * row of dimension rank - 2 (6 rows of 20: a carry past it every span),
- * rows of 1 and of 128 the edges, 129 past them: rows of 40, 64, 70 and 33,
+ * row of dimension rank - 2 (6 rows of 20: a carry past it every span; 14
+ * rows of 40: spans of 6, 6 and 2), rows of 1 and of 128 the edges, 129 past
+ * them, 37 rows of 100 for chunks that start mid-dimension at every launch:
+ * rows of 40, 64, 70 and 33,
  * densities from sparse to all, both orders and index widths, entries of
  * the last 3 of 4 dimensions (width 3 of a (1, 6, 5, 70) input), at
  * launches that keep the selection bits and one that does not, the output
@@ -591,14 +600,14 @@ static void test_rows_of_rank_3_and_4(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context();
-    static const int64_t shapes[9][8] = {{3, 5, 7, 40},  {2, 3, 4, 64}, {6, 5, 70},
-                                         {4, 9, 33},     {1, 6, 5, 70}, {5, 6, 20},
-                                         {3, 4, 300, 1}, {2, 5, 128},   {2, 3, 3, 129}};
-    static const int ranks[9] = {4, 4, 3, 3, 4, 3, 4, 3, 4};
+    static const int64_t shapes[11][8] = {
+        {3, 5, 7, 40},  {2, 3, 4, 64}, {6, 5, 70},     {4, 9, 33},   {1, 6, 5, 70}, {5, 6, 20},
+        {3, 4, 300, 1}, {2, 5, 128},   {2, 3, 3, 129}, {3, 37, 100}, {2, 3, 14, 40}};
+    static const int ranks[11] = {4, 4, 3, 3, 4, 3, 4, 3, 4, 3, 4};
     static const double dens[] = {0.1, 0.5, 1.0};
     /* the writing pass these rows go through (a GPU would take look-back) */
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_TWO_PASS));
-    each_rows_case(shapes, ranks, 9, dens, sizeof dens / sizeof *dens, rank34_case);
+    each_rows_case(shapes, ranks, 11, dens, sizeof dens / sizeof *dens, rank34_case);
     TU_CHECK(ctx, clnz_context_set_strategy(ctx, CLNZ_STRATEGY_AUTO));
 }
 
