@@ -164,16 +164,19 @@ deps:
 # The benchmark's helpers (scripts/bench builds them itself through this).
 bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
 
-$(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/io/npy.o \
-                $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a
-	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/io/npy.o \
-	  $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
+$(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/mem_floor.o \
+                $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a
+	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/mem_floor.o \
+	  $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
 
-# The C loop clnz is held to, built as well as this compiler can (-O3 for
-# this very CPU), not as the library's host code is.
+# The C loop clnz is held to and the memory floor under both, built as well
+# as this compiler can (-O3 for this very CPU), not as the library's host
+# code is.
 $(B)/obj/c_loop.o: scripts/c_loop.c scripts/c_loop.h include/clnz.h
+$(B)/obj/mem_floor.o: scripts/mem_floor.c scripts/mem_floor.h
+$(B)/obj/c_loop.o $(B)/obj/mem_floor.o:
 	@mkdir -p $(@D)
-	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -Iinclude -c -o $@ $<
+	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -pthread -Iinclude -c -o $@ $<
 
 # The per-call host overhead against a bare kernel launch (issue 17.4).
 $(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.h \

@@ -15,7 +15,12 @@
  *   device_nonzero_flat: device_nonzero in the flat layout (one index per
  *                   entry);
  *   c_loop, c_loop_flat: the single-threaded C loop (c_loop.c) writing the
- *                   same entries into a reused host array (f32 and u8 only).
+ *                   same entries into a reused host array (f32 and u8 only);
+ *   floor, floor_nt, floor_flat, floor_flat_nt: two threads reading the
+ *                   input's bytes and writing the entries' bytes of the rows
+ *                   (flat) layout into that array and nothing else
+ *                   (mem_floor.c), with plain (streaming) stores: the floor
+ *                   under any nonzero here (where the C loop is).
  * With --strategies (the GPU mode of scripts/bench): no host calls; instead,
  * per strategy that serves the input (auto, two-pass, lookback), device
  * nonzero, count and select (x[x != 0]), and "copy": clEnqueueCopyBuffer of
@@ -34,6 +39,7 @@
 #include "io/io.h"
 #include "clnz.h"
 #include "c_loop.h"
+#include "mem_floor.h"
 #include "bench_time.h"
 
 #include <stdio.h>
@@ -130,15 +136,19 @@ static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem
     } while (0)
 
 /* The kinds timed without --strategies, in the order printed: the first
- * N_DEVICE_KINDS clnz's, then the C loop's (where c_loop_serves the input). */
-enum { N_DEVICE_KINDS = 5, N_TIMED = 7 };
+ * N_DEVICE_KINDS clnz's, then the C loop's and the floors under it (where
+ * c_loop_serves the input). */
+enum { N_DEVICE_KINDS = 5, N_TIMED = 11 };
+enum { KIND_DEVICE_FLAT = 4, KIND_C_LOOP_FLAT = 6, KIND_FLOOR = 7 };
 static const char *const kind_names[N_TIMED] = {
     "device_nonzero",      "device_count", "host_nonzero", "host_count",
-    "device_nonzero_flat", "c_loop",       "c_loop_flat"};
+    "device_nonzero_flat", "c_loop",       "c_loop_flat",  "floor",
+    "floor_nt",            "floor_flat",   "floor_flat_nt"};
 
 /* The kinds to time into list (indices into kind_names, in its order) and
  * their count: all that serve the input, or the ones --kinds names; -1 (said
- * on stderr) for any other argument, or a C loop the input has none of. */
+ * on stderr) for any other argument, or a C loop (or floor) the input has
+ * none of. */
 static int kinds_parse(int argc, char **argv, int c_loop, int *list)
 {
     int want[N_TIMED] = {0}, serves = c_loop ? N_TIMED : N_DEVICE_KINDS, count = 0;
@@ -157,9 +167,9 @@ static int kinds_parse(int argc, char **argv, int c_loop, int *list)
             ++k;
         if (k >= serves) {
             fprintf(stderr, "bench_clnz: --kinds: %.*s is %s\n", (int)len, p,
-                    k == N_TIMED ? "no kind (device_nonzero, ..., c_loop_flat)"
-                                 : "a C loop this input has none of (f32 or u8, rank 1 or "
-                                   "more, C order)");
+                    k == N_TIMED ? "no kind (device_nonzero, ..., floor_flat_nt)"
+                                 : "a C loop (or its floor) this input has none of (f32 or "
+                                   "u8, rank 1 or more, C order)");
             return -1;
         }
         want[k] = 1;
@@ -264,8 +274,9 @@ int main(int argc, char **argv)
             int which = list[(k + r) % kinds];
             for (int j = -1; j < per_round && r * per_round + j < runs; ++j) {
                 double t0 = bench_now_ms();
-                if (which == 0 || which == 4) {
-                    CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, which == 4 ? &flat : NULL,
+                if (which == 0 || which == KIND_DEVICE_FLAT) {
+                    CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL,
+                                               which == KIND_DEVICE_FLAT ? &flat : NULL,
                                                out, 0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
                     clFinish(q);
                 } else if (which == 1) {
@@ -278,8 +289,16 @@ int main(int argc, char **argv)
                 } else if (which == 3) {
                     int64_t c;
                     CHECK(clnz_count(ctx, &t, a.data, NULL, &c));
-                } else if (c_loop_nonzero(a.data, a.rank, a.shape, a.dtype, which == 6, c_out) !=
-                           z) {
+                } else if (which >= KIND_FLOOR) {
+                    /* floor, floor_nt: the rows' words; floor_flat(_nt): one a entry */
+                    int f = which - KIND_FLOOR;
+                    size_t words = (size_t)z * (f >= 2 || !width ? 1 : (size_t)width);
+                    if (mem_floor_move(a.data, n * es, c_out, words, f & 1) == UINT64_MAX) {
+                        fprintf(stderr, "bench_clnz: the floor's second thread did not start\n");
+                        return 1;
+                    }
+                } else if (c_loop_nonzero(a.data, a.rank, a.shape, a.dtype,
+                                          which == KIND_C_LOOP_FLAT, c_out) != z) {
                     fprintf(stderr, "bench_clnz: the C loop counts other than clnz\n");
                     return 1;
                 }
