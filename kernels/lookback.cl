@@ -49,8 +49,10 @@
  * before it; on devices that run begun work-groups to completion this
  * always ends. Elsewhere a waiting tile gives up after LB_SPIN reads of a
  * predecessor still in its invalid state and counts that predecessor's
- * elements itself from the input (read-only, so always possible), then
- * goes on to the tile before it: the pass cannot deadlock on any device.
+ * elements itself from the input (read-only, so always possible), leaves
+ * the count in the predecessor's state for the tiles that wait on it too
+ * (lb_offer: only while that state is still invalid), then goes on to the
+ * tile before it: the pass cannot deadlock on any device.
  * LB_SPIN counts window reads that found the nearest unread predecessor
  * still invalid. The look-back is work-item 0's alone, so no barrier sits
  * in a loop. */
@@ -103,6 +105,16 @@
 #ifndef LB_ATOM64
 #define LB_ATOM64 0
 #endif
+#if LB_PLAIN_READ && LB_ATOM64
+/* A plain 64-bit load may be made of two 32-bit ones (OpenCL promises no
+ * more), and a one-word state has nothing to tell a torn read by: the high
+ * half of a prefix with the low half of an aggregate would pass as a
+ * prefix, and every later offset would be wrong. The two-word states do
+ * (each word carries the flag), so plain reads take them. The buffer is
+ * the same either way: 8 bytes a tile, then the counter. */
+#undef LB_ATOM64
+#define LB_ATOM64 0
+#endif
 #include "element.cl"
 #include "value.cl"
 #include "index.cl"
@@ -132,6 +144,24 @@ void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 #else
     atomic_xchg(&st[LB_SLOT(t)], (flag << 30) | (uint)(value & LB_VALUE30));
     atomic_xchg(&st[LB_SLOT(t) + 1], (flag << 30) | (uint)((value >> 30) & LB_VALUE30));
+#endif
+}
+
+/* Tile t's aggregate, counted by a successor that waited too long for it
+ * (lb_tile_count), offered to the tiles that wait on t after it: stored
+ * only where t's state is still invalid (compare and swap), so that they
+ * take it instead of each counting t again, one work-item alone, while t
+ * is held up (preempted, say). Safe whatever the order: the count is t's
+ * own aggregate, which t's own publishes, later, write again or replace
+ * with its prefix; in two words each word carries it whole. */
+void lb_offer(lb_state_t *st, ulong t, ulong value)
+{
+#if LB_ATOM64
+    atom_cmpxchg(&st[LB_SLOT(t)], 0UL, ((ulong)ABI_TILE_AGGREGATE << 62) | value);
+#else
+    atomic_cmpxchg(&st[LB_SLOT(t)], 0u, (ABI_TILE_AGGREGATE << 30) | (uint)(value & LB_VALUE30));
+    atomic_cmpxchg(&st[LB_SLOT(t) + 1], 0u,
+                   (ABI_TILE_AGGREGATE << 30) | (uint)((value >> 30) & LB_VALUE30));
 #endif
 }
 
@@ -407,8 +437,10 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
                 break;
             blocked = taken ? 0 : blocked + 1;
             if (blocked > LB_SPIN) { /* waited long enough: count it ourselves */
-                excl += lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert, p - 1,
-                                      items);
+                ulong c = lb_tile_count(in, in_off, n, rank, meta, contiguous, lo, hi, invert,
+                                        p - 1, items);
+                lb_offer(status, p - 1, c);
+                excl += c;
                 --p;
                 blocked = 0;
             }
