@@ -523,7 +523,9 @@ static void test_lookback_vector_loads(void **state)
  * sparsely (CLNZ_LOOKBACK_TEST_SPARSE: a prefix every 5th tile, nothing
  * from the one after it) make look-backs add aggregates over several
  * windows and count silent tiles themselves, which tiles run in order (as
- * here) never do. All give the same results. */
+ * here) never do; the tile after the next takes the count its predecessor
+ * left in the silent one's state (lb_offer), so a wrong offer shows too.
+ * All give the same results. */
 static void test_lookback_fallback_and_32bit_states(void **state)
 {
     (void)state;
@@ -536,14 +538,51 @@ static void test_lookback_fallback_and_32bit_states(void **state)
         {"CLNZ_LOOKBACK_ATOMICS", "32", "CLNZ_LOOKBACK_SPIN", "0", "CLNZ_LOOKBACK_TEST_SPARSE",
          "7"},
         {"CLNZ_LOOKBACK_WINDOW", "1", "CLNZ_LOOKBACK_TEST_SPARSE", "5", "CLNZ_LOOKBACK_SPIN", "3"},
-        {"CLNZ_LOOKBACK_WINDOW", "3", "CLNZ_LOOKBACK_TEST_SPARSE", "5", "CLNZ_LOOKBACK_SPIN", "3"}};
-    for (size_t e = 0; e < sizeof env / sizeof *env; ++e) {
+        {"CLNZ_LOOKBACK_WINDOW", "3", "CLNZ_LOOKBACK_TEST_SPARSE", "5", "CLNZ_LOOKBACK_SPIN", "3"},
+        /* the GPU sweep's plain (volatile) reads of the states, full tier
+         * only: its own programs, every kernel's (two-word states then,
+         * whatever the device's atomics) */
+        {"CLNZ_BUILD_OPTIONS", "-DLB_PLAIN_READ=1", "CLNZ_LOOKBACK_TEST_SPARSE", "5",
+         "CLNZ_LOOKBACK_SPIN", "3"}};
+    size_t sets = sizeof env / sizeof *env - (tu_full() ? 0 : 1);
+    for (size_t e = 0; e < sets; ++e) {
         for (int v = 0; v < 8 && env[e][v]; v += 2)
             setenv(env[e][v], env[e][v + 1], 1);
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
         for (int v = 0; v < 8 && env[e][v]; v += 2)
             unsetenv(env[e][v]);
     }
+}
+
+/* CLNZ_LOOKBACK_ATOMICS=64 is taken exactly where the device lists
+ * cl_khr_int64_base_atomics: its extension list read here, word by word,
+ * against the library's own reading of it (context.c), which once used a
+ * fixed buffer that a long list overflowed. */
+static void test_lookback_64bit_states_where_listed(void **state)
+{
+    (void)state;
+    clnz_context *shared = tu_context();
+    cl_device_id d = clnz_context_device(shared);
+    size_t len = 0;
+    assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &len), CL_SUCCESS);
+    char *ext = calloc(len + 1, 1);
+    assert_non_null(ext);
+    assert_int_equal(clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, len, ext, NULL), CL_SUCCESS);
+    int listed = 0;
+    for (char *w = strtok(ext, " "); w; w = strtok(NULL, " "))
+        listed |= strcmp(w, "cl_khr_int64_base_atomics") == 0;
+    free(ext);
+    setenv("CLNZ_LOOKBACK_ATOMICS", "64", 1);
+    clnz_context *ctx = NULL;
+    char msg[300] = "";
+    clnz_status st = clnz_context_wrap(clnz_context_cl_context(shared), clnz_context_queue(shared),
+                                       &ctx, msg, sizeof msg);
+    unsetenv("CLNZ_LOOKBACK_ATOMICS");
+    if (listed && st)
+        fail_msg("the device lists cl_khr_int64_base_atomics, yet: %s", msg);
+    if (!listed)
+        assert_true(st && strstr(msg, "CLNZ_LOOKBACK_ATOMICS"));
+    clnz_context_release(ctx);
 }
 
 /* The look-back's other ways to write a tile's entries
@@ -791,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_lookback),
         cmocka_unit_test(test_lookback_vector_loads),
         cmocka_unit_test(test_lookback_fallback_and_32bit_states),
+        cmocka_unit_test(test_lookback_64bit_states_where_listed),
         cmocka_unit_test_teardown(test_lookback_scatter, unset_lookback_scatter),
         cmocka_unit_test_teardown(test_stream_stores, unset_stream_stores),
         cmocka_unit_test(test_stream),
