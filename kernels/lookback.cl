@@ -34,7 +34,8 @@
  * Memory ordering with OpenCL 1.2 alone. The only data that crosses
  * work-groups while the kernel runs are the tiles' states, and every access
  * to them is an atomic function on global memory (atomic_xchg to publish,
- * atomic_add(p, 0) to read), which the 1.2 specification makes atomic with
+ * atomic_add(p, 0) to read, atomic_cmpxchg for lb_offer's counts), which
+ * the 1.2 specification makes atomic with
  * respect to all work-items of the device. A state carries its own value,
  * so a reader never needs ordering between two locations: with 64-bit
  * atomics (cl_khr_int64_base_atomics, LB_ATOM64) a state is one word, the
@@ -74,7 +75,8 @@
  * ones (an experiment for GPUs, where loads are single-copy atomic; not
  * OpenCL 1.2's promise, so never on by default; on the H200 at 256 x 8,
  * window 8 with plain reads took 0.70 ms for f32 2^26 at 10 %, window 1
- * with atomic ones 0.78). */
+ * with atomic ones 0.78, both with one-word states: plain reads now take
+ * two-word ones, see below, so a sweep's plain-read figure changes both). */
 #ifndef LB_PLAIN_READ
 #define LB_PLAIN_READ 0
 #endif
@@ -153,7 +155,9 @@ void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
  * take it instead of each counting t again, one work-item alone, while t
  * is held up (preempted, say). Safe whatever the order: the count is t's
  * own aggregate, which t's own publishes, later, write again or replace
- * with its prefix; in two words each word carries it whole. */
+ * with its prefix. In two words, each word offered is word for word the
+ * one the owner's aggregate writes, so any pair of words with the same
+ * flag holds the right value. */
 void lb_offer(lb_state_t *st, ulong t, ulong value)
 {
 #if LB_ATOM64

@@ -20,7 +20,8 @@
  *                   input's bytes and writing the entries' bytes of the rows
  *                   (flat) layout into that array and nothing else
  *                   (mem_floor.c), with plain (streaming) stores: the floor
- *                   under any nonzero here (where the C loop is).
+ *                   under any nonzero here (where the C loop is; the flat
+ *                   ones of a 1-D input, the rows' own, only when named).
  * With --strategies (the GPU mode of scripts/bench): no host calls; instead,
  * per strategy that serves the input (auto, two-pass, lookback), device
  * nonzero, count and select (x[x != 0]), and "copy": clEnqueueCopyBuffer of
@@ -138,23 +139,30 @@ static int strategies(clnz_context *ctx, const clnz_tensor *t, cl_mem in, cl_mem
 /* The kinds timed without --strategies, in the order printed: the first
  * N_DEVICE_KINDS clnz's, then the C loop's and the floors under it (where
  * c_loop_serves the input). */
-enum { N_DEVICE_KINDS = 5, N_TIMED = 11 };
-enum { KIND_DEVICE_FLAT = 4, KIND_C_LOOP_FLAT = 6, KIND_FLOOR = 7 };
+enum {
+    KIND_DEVICE_NONZERO, KIND_DEVICE_COUNT, KIND_HOST_NONZERO, KIND_HOST_COUNT,
+    KIND_DEVICE_FLAT, /* the last of clnz's */
+    KIND_C_LOOP, KIND_C_LOOP_FLAT,
+    KIND_FLOOR, KIND_FLOOR_NT, KIND_FLOOR_FLAT, KIND_FLOOR_FLAT_NT,
+    N_TIMED
+};
+enum { N_DEVICE_KINDS = KIND_DEVICE_FLAT + 1 };
 static const char *const kind_names[N_TIMED] = {
     "device_nonzero",      "device_count", "host_nonzero", "host_count",
     "device_nonzero_flat", "c_loop",       "c_loop_flat",  "floor",
     "floor_nt",            "floor_flat",   "floor_flat_nt"};
 
 /* The kinds to time into list (indices into kind_names, in its order) and
- * their count: all that serve the input, or the ones --kinds names; -1 (said
- * on stderr) for any other argument, or a C loop (or floor) the input has
- * none of. */
-static int kinds_parse(int argc, char **argv, int c_loop, int *list)
+ * their count: all that serve the input (but the flat floors of a 1-D
+ * input, whose entries are the rows' own), or the ones --kinds names; -1
+ * (said on stderr) for any other argument, or a C loop (or floor) the
+ * input has none of. */
+static int kinds_parse(int argc, char **argv, int c_loop, int rank, int *list)
 {
     int want[N_TIMED] = {0}, serves = c_loop ? N_TIMED : N_DEVICE_KINDS, count = 0;
     if (argc == 0) {
         for (int k = 0; k < serves; ++k)
-            want[k] = 1;
+            want[k] = rank > 1 || (k != KIND_FLOOR_FLAT && k != KIND_FLOOR_FLAT_NT);
     } else if (argc != 2 || strcmp(argv[0], "--kinds") != 0) {
         fprintf(stderr, "bench_clnz: %s: not one --kinds KIND[,KIND...] or --strategies\n",
                 argv[0]);
@@ -203,7 +211,7 @@ int main(int argc, char **argv)
     /* C order only */
     int c_loop = c_loop_serves(a.dtype, a.rank) && !a.fortran_order;
     int list[N_TIMED], kinds = 0; /* checked before the context's programs compile */
-    if (!strategies_mode && (kinds = kinds_parse(argc - 3, argv + 3, c_loop, list)) < 0)
+    if (!strategies_mode && (kinds = kinds_parse(argc - 3, argv + 3, c_loop, a.rank, list)) < 0)
         return 2;
     clnz_context *ctx;
     if (clnz_context_create(NULL, &ctx, err, sizeof err)) {
@@ -274,26 +282,27 @@ int main(int argc, char **argv)
             int which = list[(k + r) % kinds];
             for (int j = -1; j < per_round && r * per_round + j < runs; ++j) {
                 double t0 = bench_now_ms();
-                if (which == 0 || which == KIND_DEVICE_FLAT) {
+                if (which == KIND_DEVICE_NONZERO || which == KIND_DEVICE_FLAT) {
                     CHECK(clnz_nonzero_enqueue(ctx, &t, in, 0, NULL,
                                                which == KIND_DEVICE_FLAT ? &flat : NULL,
                                                out, 0, (uint64_t)z, cnt, 0, 0, NULL, NULL));
                     clFinish(q);
-                } else if (which == 1) {
+                } else if (which == KIND_DEVICE_COUNT) {
                     CHECK(clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 0, NULL, NULL));
                     clFinish(q);
-                } else if (which == 2) {
+                } else if (which == KIND_HOST_NONZERO) {
                     clnz_result res;
                     CHECK(clnz_nonzero(ctx, &t, a.data, NULL, NULL, &res));
                     clnz_result_free(&res);
-                } else if (which == 3) {
+                } else if (which == KIND_HOST_COUNT) {
                     int64_t c;
                     CHECK(clnz_count(ctx, &t, a.data, NULL, &c));
                 } else if (which >= KIND_FLOOR) {
-                    /* floor, floor_nt: the rows' words; floor_flat(_nt): one a entry */
-                    int f = which - KIND_FLOOR;
-                    size_t words = (size_t)z * (f >= 2 || !width ? 1 : (size_t)width);
-                    if (mem_floor_move(a.data, n * es, c_out, words, f & 1) == UINT64_MAX) {
+                    /* floor, floor_nt: the rows' words; floor_flat(_nt): one an entry */
+                    int flat_words = which == KIND_FLOOR_FLAT || which == KIND_FLOOR_FLAT_NT;
+                    int streaming = which == KIND_FLOOR_NT || which == KIND_FLOOR_FLAT_NT;
+                    size_t words = (size_t)z * (flat_words || !width ? 1 : (size_t)width);
+                    if (mem_floor_move(a.data, n * es, c_out, words, streaming) == UINT64_MAX) {
                         fprintf(stderr, "bench_clnz: the floor's second thread did not start\n");
                         return 1;
                     }

@@ -406,22 +406,6 @@ static void scan_kernel_folder(char *dir, char *path, size_t n, const char *text
     fclose(f);
 }
 
-/* A variable's value (malloc'd; NULL when unset), for env_put_back. */
-static char *env_keep(const char *name)
-{
-    const char *v = getenv(name);
-    return v ? strdup(v) : NULL;
-}
-
-static void env_put_back(const char *name, char *kept)
-{
-    if (kept)
-        setenv(name, kept, 1);
-    else
-        unsetenv(name);
-    free(kept);
-}
-
 /* CLNZ_KERNEL_DIR at a test's folder, with a program cache of its own (a
  * program built there lands in it, not in the suites' cache: its key holds
  * this run's folder); kernel_dir_end puts the variables back. */
@@ -436,7 +420,7 @@ static const char *const kernel_dir_vars[3] = {"CLNZ_KERNEL_DIR", "CLNZ_BUILD_OP
 static void kernel_dir_begin(kernel_dir_env *k, const char *dir)
 {
     for (int i = 0; i < 3; ++i)
-        k->saved[i] = env_keep(kernel_dir_vars[i]);
+        k->saved[i] = tu_env_keep(kernel_dir_vars[i]);
     setenv("CLNZ_KERNEL_DIR", dir, 1);
     snprintf(k->cache, sizeof k->cache, "/tmp/clnz-dircache-XXXXXX");
     assert_non_null(mkdtemp(k->cache));
@@ -446,7 +430,7 @@ static void kernel_dir_begin(kernel_dir_env *k, const char *dir)
 static void kernel_dir_end(kernel_dir_env *k)
 {
     for (int i = 0; i < 3; ++i)
-        env_put_back(kernel_dir_vars[i], k->saved[i]);
+        tu_env_put_back(kernel_dir_vars[i], k->saved[i]);
     char cmd[64];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", k->cache);
     assert_int_equal(system(cmd), 0);
@@ -460,7 +444,7 @@ static void test_build_failure_reports_log(void **state)
     char dir[] = "/tmp/clnz-badkernels-XXXXXX", path[300];
     scan_kernel_folder(dir, path, sizeof path,
                        "__kernel void scan_tiles(__global int *x) { this is not C; }\n");
-    char *saved = env_keep("CLNZ_KERNEL_DIR");
+    char *saved = tu_env_keep("CLNZ_KERNEL_DIR");
     setenv("CLNZ_KERNEL_DIR", dir, 1);
     clnz_context *c = NULL;
     assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
@@ -477,7 +461,7 @@ static void test_build_failure_reports_log(void **state)
     int64_t count = -1;
     assert_int_equal(clnz_count(c, &t, d, NULL, &count), CLNZ_ERROR_KERNEL_SOURCE);
     clnz_context_release(c);
-    env_put_back("CLNZ_KERNEL_DIR", saved);
+    tu_env_put_back("CLNZ_KERNEL_DIR", saved);
     remove(path);
     rmdir(dir);
     clReleaseMemObject(b);

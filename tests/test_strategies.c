@@ -14,6 +14,7 @@
  * fails with CLNZ_ERROR_UNSUPPORTED_STRATEGY and says why; auto takes one
  * launch for an input of one tile. */
 #include "testutil.h"
+#include "core/devices.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,21 +547,49 @@ static void test_lookback_fallback_and_32bit_states(void **state)
          "CLNZ_LOOKBACK_SPIN", "3"}};
     size_t sets = sizeof env / sizeof *env - (tu_full() ? 0 : 1);
     for (size_t e = 0; e < sets; ++e) {
-        for (int v = 0; v < 8 && env[e][v]; v += 2)
-            setenv(env[e][v], env[e][v + 1], 1);
+        char *kept[4] = {NULL};
+        for (int v = 0; v < 8 && env[e][v]; v += 2) {
+            kept[v / 2] = tu_env_keep(env[e][v]);
+            /* build options after the caller's own (-cl-opt-disable, say) */
+            char joined[160];
+            int add = kept[v / 2] && strcmp(env[e][v], "CLNZ_BUILD_OPTIONS") == 0;
+            snprintf(joined, sizeof joined, "%s%s%s", add ? kept[v / 2] : "", add ? " " : "",
+                     env[e][v + 1]);
+            setenv(env[e][v], joined, 1);
+        }
         run_strategy(CLNZ_STRATEGY_LOOKBACK, 37, 3, tu_full() ? 4 : 1);
         for (int v = 0; v < 8 && env[e][v]; v += 2)
-            unsetenv(env[e][v]);
+            tu_env_put_back(env[e][v], kept[v / 2]);
     }
 }
 
-/* CLNZ_LOOKBACK_ATOMICS=64 is taken exactly where the device lists
- * cl_khr_int64_base_atomics: its extension list read here, word by word,
- * against the library's own reading of it (context.c), which once used a
- * fixed buffer that a long list overflowed. */
+/* 64-bit tile states where the device lists cl_khr_int64_base_atomics.
+ * The library's reading of a list (devices_list_has; it once used a fixed
+ * buffer of 8 KiB that a longer list overflowed): whole names only,
+ * first, last and past 8 KiB. Then CLNZ_LOOKBACK_ATOMICS=64 is taken
+ * exactly where this device's list, read here name by name, holds it. */
 static void test_lookback_64bit_states_where_listed(void **state)
 {
     (void)state;
+    const char *x = "cl_khr_int64_base_atomics";
+    assert_true(devices_list_has("cl_khr_int64_base_atomics cl_khr_fp64", x));
+    assert_true(devices_list_has("cl_khr_fp64 cl_khr_int64_base_atomics", x));
+    assert_true(devices_list_has("cl_khr_fp64 cl_khr_int64_base_atomics ", x));
+    assert_false(devices_list_has("xcl_khr_int64_base_atomics cl_khr_fp64", x));
+    assert_false(devices_list_has("cl_khr_int64_base_atomics_ext cl_khr_fp64", x));
+    assert_false(devices_list_has("cl_khr_int64_base_atomics_ext cl_khr_int64", x));
+    assert_false(devices_list_has("", x));
+    size_t pad = 9000;
+    char *longer = malloc(pad + strlen(x) + 1);
+    assert_non_null(longer);
+    memset(longer, 'a', pad);
+    for (size_t i = 40; i < pad; i += 41)
+        longer[i] = ' ';
+    longer[pad - 1] = ' ';
+    strcpy(longer + pad, x);
+    assert_true(devices_list_has(longer, x));
+    free(longer);
+
     clnz_context *shared = tu_context();
     cl_device_id d = clnz_context_device(shared);
     size_t len = 0;
@@ -572,12 +601,13 @@ static void test_lookback_64bit_states_where_listed(void **state)
     for (char *w = strtok(ext, " "); w; w = strtok(NULL, " "))
         listed |= strcmp(w, "cl_khr_int64_base_atomics") == 0;
     free(ext);
+    char *kept = tu_env_keep("CLNZ_LOOKBACK_ATOMICS");
     setenv("CLNZ_LOOKBACK_ATOMICS", "64", 1);
     clnz_context *ctx = NULL;
     char msg[300] = "";
     clnz_status st = clnz_context_wrap(clnz_context_cl_context(shared), clnz_context_queue(shared),
                                        &ctx, msg, sizeof msg);
-    unsetenv("CLNZ_LOOKBACK_ATOMICS");
+    tu_env_put_back("CLNZ_LOOKBACK_ATOMICS", kept);
     if (listed && st)
         fail_msg("the device lists cl_khr_int64_base_atomics, yet: %s", msg);
     if (!listed)

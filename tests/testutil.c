@@ -61,6 +61,21 @@ int tu_full(void)
     return f && strcmp(f, "1") == 0;
 }
 
+char *tu_env_keep(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+void tu_env_put_back(const char *name, char *kept)
+{
+    if (kept)
+        setenv(name, kept, 1);
+    else
+        unsetenv(name);
+    free(kept);
+}
+
 static uint64_t g_state;
 
 void tu_seed(const char *suite)

@@ -31,6 +31,11 @@ double tu_uniform(void);
 /* 1 in the long tier (make test-full sets CLNZ_TEST_FULL=1): every launch
  * shape, larger sizes. */
 int tu_full(void);
+
+/* An environment variable's value (malloc'd; NULL when unset), and that
+ * value put back (unset where it was), for tests that set one a while. */
+char *tu_env_keep(const char *name);
+void tu_env_put_back(const char *name, char *kept);
 /* The first line of a test of the long tier only: skipped in the quick one. */
 #define TU_FULL_ONLY()   \
     do {                 \

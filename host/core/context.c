@@ -169,35 +169,12 @@ static clnz_status env_count(const char *name, unsigned long lo, unsigned long h
     return CLNZ_SUCCESS;
 }
 
-/* Whether the device lists extension `name`, as a whole word of its
- * space-separated list. The list's length is asked first: a fixed buffer
- * that a long list overflowed made the query fail, and the extension
- * look absent (the lists only grow; a GPU driver's runs to kilobytes). */
-static int device_has_extension(cl_device_id d, const char *name)
-{
-    size_t len = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || len == 0)
-        return 0;
-    char *ext = malloc(len + 1);
-    if (!ext)
-        return 0; /* absent: the portable path */
-    int has = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
-        ext[len] = '\0';
-        size_t n = strlen(name);
-        for (const char *p = ext; (p = strstr(p, name)) != NULL && !has; p += n)
-            has = (p == ext || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
-    }
-    free(ext);
-    return has;
-}
-
 /* The look-back kernel's variant: 64-bit atomics if the device has them,
  * the spin bound, the window of states read at once and how tiles write
  * their entries (see kernels/lookback.cl), with their overrides. */
 static clnz_status lookback_setup(clnz_context *c, char *msg, size_t msg_size)
 {
-    c->lookback_atom64 = device_has_extension(c->device, "cl_khr_int64_base_atomics");
+    c->lookback_atom64 = devices_have_extension(c->device, "cl_khr_int64_base_atomics");
     c->lookback_spin = 4096;
     c->lookback_window = LOOKBACK_WINDOW;
     c->lookback_scatter = LOOKBACK_SCATTER;

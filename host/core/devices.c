@@ -385,3 +385,32 @@ void ident_of_device(cl_device_id dev, device_ident *id)
              : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "ACCELERATOR"
                                                    : "OTHER");
 }
+
+int devices_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; n && (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The list is read at its own length: a fixed buffer that a long list
+ * overflowed made the query fail and the extension look absent (the lists
+ * only grow; a GPU driver's runs to kilobytes). */
+int devices_have_extension(cl_device_id dev, const char *name)
+{
+    size_t len = 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || len == 0)
+        return 0;
+    char *list = malloc(len + 1);
+    if (!list)
+        return 0; /* absent: the portable path */
+    int has = clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, len, list, NULL) == CL_SUCCESS;
+    if (has) {
+        list[len] = '\0';
+        has = devices_list_has(list, name);
+    }
+    free(list);
+    return has;
+}

@@ -253,7 +253,7 @@ _HALF = "__global half *"  # read and written with vload_half/vstore_half: no cl
 def _half_kernel(ctx, src, dst):
     """An elementwise cast from or to float16, which pyopencl's own astype
     cannot map; through double where the device has it (one rounding)."""
-    wide = "double" if "cl_khr_fp64" in ctx.queue.device.extensions else "float"
+    wide = "double" if "cl_khr_fp64" in ctx.queue.device.extensions.split() else "float"
     ctype = pyopencl.tools.dtype_to_ctype
     if src == np.float16:
         args = f"__global const ushort *s, __global {ctype(dst)} *d"
