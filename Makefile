@@ -173,7 +173,7 @@ $(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B
 # as this compiler can (-O3 for this very CPU), not as the library's host
 # code is.
 $(B)/obj/c_loop.o: scripts/c_loop.c scripts/c_loop.h include/clnz.h
-$(B)/obj/mem_floor.o: scripts/mem_floor.c scripts/mem_floor.h
+$(B)/obj/mem_floor.o: scripts/mem_floor.c scripts/mem_floor.h scripts/read_loop.h
 $(B)/obj/c_loop.o $(B)/obj/mem_floor.o:
 	@mkdir -p $(@D)
 	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -pthread -Iinclude -c -o $@ $<
@@ -183,7 +183,7 @@ $(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.
                     $(B)/libclnz.a
 	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
 
-$(B)/membw: scripts/membw.c
+$(B)/membw: scripts/membw.c scripts/read_loop.h
 	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
 
 # The imaging example (scripts/threshold_example.c): a synthetic night sky

@@ -6,6 +6,8 @@
  * Prints "threads GB/s" lines for 1 and 2 threads: each thread sums its half
  * of a BYTES buffer (touched beforehand; a small one is read several times
  * per measurement, 256 MiB in all), best of REPEATS measurements. */
+#include "read_loop.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,19 +25,10 @@ typedef struct {
 static void *reader(void *arg)
 {
     part *w = arg;
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    for (int pass = 0; pass < w->passes; ++pass) {
-        size_t i = 0;
-        for (; i + 4 <= w->n; i += 4) {
-            s0 += w->p[i];
-            s1 += w->p[i + 1];
-            s2 += w->p[i + 2];
-            s3 += w->p[i + 3];
-        }
-        for (; i < w->n; ++i)
-            s0 += w->p[i];
-    }
-    w->sum = s0 + s1 + s2 + s3; /* kept, so the loads are not optimized away */
+    uint64_t s = 0;
+    for (int pass = 0; pass < w->passes; ++pass)
+        s += read_words(w->p, w->n);
+    w->sum = s; /* kept, so the loads are not optimized away */
     return NULL;
 }
 
