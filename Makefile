@@ -162,7 +162,7 @@ deps:
 	scripts/deps
 
 # The benchmark's helpers (scripts/bench builds them itself through this).
-bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw
+bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw $(B)/bench_ab
 
 $(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/mem_floor.o \
                 $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a
@@ -177,6 +177,12 @@ $(B)/obj/mem_floor.o: scripts/mem_floor.c scripts/mem_floor.h scripts/read_loop.
 $(B)/obj/c_loop.o $(B)/obj/mem_floor.o:
 	@mkdir -p $(@D)
 	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -pthread -Iinclude -c -o $@ $<
+
+# A kernel change against the kernels before it, in one process.
+$(B)/bench_ab: scripts/bench_ab.c scripts/bench_time.h $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o \
+              $(B)/obj/io/input.o $(B)/libclnz.a
+	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_ab.c $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o \
+	  $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
 
 # The per-call host overhead against a bare kernel launch (issue 17.4).
 $(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.h \
