@@ -357,6 +357,8 @@ deps-try:
 test: deps-try
 	@$(MAKE) --no-print-directory $(SUITE_JOBS) suites
 
+# The long tier; last, the benchmark's helpers are built, so that they
+# still build when a lent GPU's few minutes come (scripts/gpu-check).
 test-full: export CLNZ_TEST_FULL = 1
 test-full: deps-try
 	@$(MAKE) --no-print-directory $(SUITE_JOBS) suites SUITES="$(TEST_BIN)" INSTALL_TEST=1 PYMOD_TEST=1
@@ -364,6 +366,7 @@ test-full: deps-try
 	@$(MAKE) --no-print-directory test-tsan
 	@$(MAKE) --no-print-directory test-oclgrind
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=15
+	@$(MAKE) --no-print-directory bench-tools
 
 # The whole suite again, host code built with AddressSanitizer,
 # UndefinedBehaviorSanitizer (every report fatal) and LeakSanitizer, in
