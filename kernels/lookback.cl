@@ -139,13 +139,22 @@ typedef volatile __global uint lb_state_t;
 #define LB_SLOT(t) ((t) * LB_WORDS)
 
 /* ---- tile states ---- */
+/* Word k of a state (flag, value): the one word, or one of the two, each
+ * with the flag and 30 bits of the value (lb_publish and lb_offer). */
+#if LB_ATOM64
+#define LB_STATE_WORD(flag, value, k) (((ulong)(flag) << 62) | (value))
+#else
+#define LB_STATE_WORD(flag, value, k) \
+    (((uint)(flag) << 30) | (uint)(((value) >> (30 * (k))) & LB_VALUE30))
+#endif
+
 void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 {
 #if LB_ATOM64
-    atom_xchg(&st[LB_SLOT(t)], ((ulong)flag << 62) | value);
+    atom_xchg(&st[LB_SLOT(t)], LB_STATE_WORD(flag, value, 0));
 #else
-    atomic_xchg(&st[LB_SLOT(t)], (flag << 30) | (uint)(value & LB_VALUE30));
-    atomic_xchg(&st[LB_SLOT(t) + 1], (flag << 30) | (uint)((value >> 30) & LB_VALUE30));
+    atomic_xchg(&st[LB_SLOT(t)], LB_STATE_WORD(flag, value, 0));
+    atomic_xchg(&st[LB_SLOT(t) + 1], LB_STATE_WORD(flag, value, 1));
 #endif
 }
 
@@ -161,11 +170,10 @@ void lb_publish(lb_state_t *st, ulong t, uint flag, ulong value)
 void lb_offer(lb_state_t *st, ulong t, ulong value)
 {
 #if LB_ATOM64
-    atom_cmpxchg(&st[LB_SLOT(t)], 0UL, ((ulong)ABI_TILE_AGGREGATE << 62) | value);
+    atom_cmpxchg(&st[LB_SLOT(t)], 0UL, LB_STATE_WORD(ABI_TILE_AGGREGATE, value, 0));
 #else
-    atomic_cmpxchg(&st[LB_SLOT(t)], 0u, (ABI_TILE_AGGREGATE << 30) | (uint)(value & LB_VALUE30));
-    atomic_cmpxchg(&st[LB_SLOT(t) + 1], 0u,
-                   (ABI_TILE_AGGREGATE << 30) | (uint)((value >> 30) & LB_VALUE30));
+    atomic_cmpxchg(&st[LB_SLOT(t)], 0u, LB_STATE_WORD(ABI_TILE_AGGREGATE, value, 0));
+    atomic_cmpxchg(&st[LB_SLOT(t) + 1], 0u, LB_STATE_WORD(ABI_TILE_AGGREGATE, value, 1));
 #endif
 }
 

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     flat_opts.layout = CLNZ_LAYOUT_FLAT;
     opts = flat ? &flat_opts : NULL;
     /* the count, from the embedded kernels (no CLNZ_KERNEL_DIR yet) */
-    clnz_context *counter;
+    clnz_context *counter = NULL;
     int64_t z = 0;
     if (clnz_context_create(NULL, &counter, err, sizeof err) ||
         clnz_count(counter, &t, a.data, NULL, &z)) {
