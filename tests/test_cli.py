@@ -397,6 +397,8 @@ def test_help_and_version():
         p = run(*args)
         assert p.stdout.startswith("usage: clnz")
     assert run("--version").stdout.startswith("clnz ")
+    for args in (["--version", "extra"], ["--version", "--bogus"], ["--help", "nonzero"]):
+        expect_error(2, *args, contains=f"unexpected argument '{args[1]}' for {args[0]}")
 
 
 def test_bench_refuses_what_it_does_not_take():
@@ -509,6 +511,11 @@ def test_usage_errors(tmp_path):
     expect_error(2, "nonzero", inp, "-o", out, "--index", "int32", "--fill", "4294967296")
     expect_error(2, "nonzero", inp, "-o", out, "--index", "uint32", "--fill", "-2")
     expect_error(2, "nonzero", inp, "-o", out, "--size")  # no value
+    # digits and a '-' only, as --axis: strtoll alone took blanks and a '+'
+    for opt, v in (("--size", "\t5"), ("--size", "+5"), ("--size", " 5"), ("--width", " 2"),
+                   ("--width", "+2"), ("--fill", " -3"), ("--fill", "+3"), ("--fill", "-")):
+        extra = ["--size", "2"] if opt == "--fill" else []
+        expect_error(2, "nonzero", inp, "-o", out, *extra, opt, v, contains=f"{opt} '")
     # options that would change nothing: refused, never ignored
     expect_error(2, "nonzero", inp, "-o", out, "--layout", "flat", "--width", "3")
     expect_error(2, "nonzero", inp, "-o", out, "--layout", "flat", "--order", "xy")

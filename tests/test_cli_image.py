@@ -161,6 +161,36 @@ def test_channel_rule_and_predicate(tmp_path, rng, rule):
     assert np.array_equal(got, np.argwhere(want)), SEED
 
 
+def test_pixels_of_no_channels(tmp_path):
+    """A last dimension of 0: no channel holds the predicate (any: no pixel
+    is selected) and every one of none does (all: every pixel is), as numpy's
+    any and all over an empty axis. Empty inputs may have any other extents
+    (numpy's header reader takes (2^62, 2, 0)): 'any' is empty however many pixels
+    there are; 'all' cannot list more than 2^62 and says why (both gave the
+    generic shape error)."""
+    a = np.zeros((4, 5, 0), np.uint8)
+    inp = save(tmp_path, a)
+    for rule, want in (("any", a.any(axis=2)), ("all", a.all(axis=2))):
+        got = nonzero_of(inp, tmp_path, "--channels", rule)
+        assert got.shape == (want.sum(), 2) and np.array_equal(got, np.argwhere(want)), rule
+        assert int(run("count", inp, "--channels", rule).stdout) == want.sum()
+    huge = tmp_path / "huge.npy"
+    h = b"{'descr': '|u1', 'fortran_order': False, 'shape': (4611686018427387904, 2, 0), }"
+    h += b" " * (63 - (10 + len(h)) % 64) + b"\n"
+    huge.write_bytes(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h)
+    with open(huge, "rb") as f:  # a header numpy reads (np.load's reshape overflows)
+        np.lib.format.read_magic(f)
+        assert np.lib.format.read_array_header_1_0(f)[0] == (2 ** 62, 2, 0)
+    got = nonzero_of(huge, tmp_path, "--channels", "any")
+    assert got.shape == (0, 2) and got.dtype == np.int64
+    assert run("count", huge, "--channels", "any").stdout == "0\n"
+    out = tmp_path / "untouched.npy"
+    expect_error(1, "nonzero", huge, "-o", out, "--channels", "all",
+                 contains="more than 2^62, and CLNZ_CHANNELS_ALL selects every pixel")
+    expect_error(1, "count", huge, "--channels", "all", contains="more than 2^62")
+    assert not out.exists()
+
+
 def test_order_xy_is_find_non_zero(tmp_path, rng):
     """cv::findNonZero: (x, y) points, row after row."""
     a = random_image(rng, (50, 70), np.uint8)

@@ -177,6 +177,25 @@ static void test_channel_rules(void **state)
     tu_read(out, 0, z * 16, res.indices);
     expect_pixels(&res, fsel, 40, 30, 0);
     clnz_result_free(&res);
+    /* no channels, 2^63 pixels (an empty input's other extents are free):
+     * any selects none, on the device too; all would list them all */
+    int64_t eshape[3] = {(int64_t)1 << 62, 2, 0};
+    clnz_tensor empty = {CLNZ_U8, 3, eshape, NULL};
+    z = 99;
+    cl_mem cnt0 = tu_buffer(8, &z);
+    TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &empty, in, 0, NULL, CLNZ_CHANNELS_ANY, &o,
+                                                out, 0, 1200, cnt0, 0, 0, NULL, NULL));
+    tu_read(cnt0, 0, 8, &z);
+    assert_int_equal(z, 0);
+    clReleaseMemObject(cnt0);
+    TU_CHECK(ctx, clnz_nonzero_channels(ctx, &empty, f, NULL, CLNZ_CHANNELS_ANY, &o, &res));
+    assert_int_equal(res.count, 0);
+    assert_int_equal(res.shape[0], 0);
+    assert_int_equal(res.shape[1], 2);
+    clnz_result_free(&res);
+    assert_int_equal(clnz_nonzero_channels(ctx, &empty, f, NULL, CLNZ_CHANNELS_ALL, &o, &res),
+                     CLNZ_ERROR_TOO_LARGE);
+    assert_non_null(strstr(clnz_context_message(ctx), "CLNZ_CHANNELS_ALL selects every"));
     clReleaseMemObject(in);
     clReleaseMemObject(out);
     clReleaseMemObject(cnt);

@@ -28,12 +28,19 @@ int fail(int code, const char *fmt, ...)
 }
 
 /* ---- option values ---- */
+/* Whether s starts an integer written plainly: a digit, or '-' and a
+ * digit. strtol alone would also take leading blanks and a '+'. */
+static int plain_integer_start(const char *s)
+{
+    return (*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9');
+}
+
 static int parse_i64(const char *s, int64_t *out)
 {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno)
+    if (!plain_integer_start(s) || *end || errno)
         return 0;
     *out = v;
     return 1;
@@ -215,9 +222,7 @@ static int parse_axes(const char *v, cli_args *a)
         char *end;
         errno = 0;
         long ax = strtol(s, &end, 10);
-        /* digits and a sign only: strtol would take blanks and a '+' */
-        int plain = (*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9');
-        if (!plain || end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
+        if (!plain_integer_start(s) || end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
             ax >= CLNZ_MAX_RANK)
             return fail(EXIT_USAGE,
                         "--axis '%s': use integers in %d..%d joined by ',' (0,2 or -1)", v,

@@ -94,11 +94,23 @@ static clnz_status channel_plan_make(clnz_context *ctx, const tensor_info *t,
         c->pixels.strides[0] = 0;
     }
     memcpy(c->mask_shape, c->t.shape, sizeof c->mask_shape);
+    int no_channels = c->t.shape[c->t.rank - 1] == 0;
+    if (no_channels && rule == CLNZ_CHANNELS_ANY && c->pixels.rank > 0) {
+        /* no pixel is selected, however many there are (an empty input's
+         * other extents are free, so they may pass 2^62 and n may have
+         * wrapped): the pixel mask is an empty one of the same rank */
+        c->mask_shape[0] = 0;
+        c->pixels.n = 0;
+    }
     c->mask = (clnz_tensor){CLNZ_U8, c->pixels.rank, c->mask_shape, NULL};
     /* the options must suit the pixels before any work */
     tensor_info mi;
     int width;
     st = tensor_check(ctx, &c->mask, &mi);
+    if (st == CLNZ_ERROR_TOO_LARGE && no_channels)
+        return ctx_fail(ctx, st,
+                        "the pixels (the leading dimensions) number more than 2^62, and "
+                        "CLNZ_CHANNELS_ALL selects every pixel of no channels");
     return st || !o ? st : nz_check_options(ctx, &mi, o, &width);
 }
 
