@@ -123,6 +123,27 @@ def test_where_two_scalars(tmp_path, rng):
     expect_equal(np.load(out), np.where(c, 1.0, 2.5))
 
 
+def test_where_integers_beyond_64_bits_into_floats(tmp_path, rng):
+    """A float result takes any number (the README): an integer past 64
+    bits too, rounded as Python's float() rounds it, beside a float array or
+    a number written as a float (it was refused as for an integer array)."""
+    c = random_array(rng, "f4", (6, 7), 0.5)
+    cp = save(tmp_path, c, "c.npy")
+    out = tmp_path / "o.npy"
+    for dtype in ("f2", "f4", "f8"):
+        x = random_array(rng, dtype, (6, 7), 0.9)
+        xp = save(tmp_path, x, "x.npy")
+        for big in ("18446744073709551616", "-99999999999999999999999"):
+            with np.errstate(over="ignore"):  # f16: inf, as numpy casts
+                value = np.array(float(int(big))).astype(dtype)
+            run("where", cp, xp, big, "-o", out)
+            expect_equal(np.load(out), np.where(c, x, value))
+            run("where", cp, big, xp, "-o", out)
+            expect_equal(np.load(out), np.where(c, value, x))
+    run("where", cp, "18446744073709551616", "2.5", "-o", out)
+    expect_equal(np.load(out), np.where(c, float(2 ** 64), 2.5))
+
+
 def test_where_large_strided(tmp_path, rng):
     c = rng.random((300, 400)) < 0.5
     x = np.asfortranarray(random_array(rng, "f4", (300, 400), 0.9))
@@ -148,5 +169,8 @@ def test_where_errors(tmp_path):
     expect_error(2, "where", c, u8, "-o", out)                     # no Y
     expect_error(2, "where", c, u8, "1", "2", "-o", out)           # one too many
     expect_error(2, "where", c, u8, "99999999999999999999999", "-o", out)
+    expect_error(2, "where", c, "18446744073709551616", "1", "-o", out,  # int64 of two ints
+                 contains="X '18446744073709551616': the integer is outside")
+    expect_error(2, "where", c, "1", "-18446744073709551616", "-o", out, contains="Y '")
     expect_error(1, "where", tmp_path / "nope.npy", u8, "0", "-o", out)
     assert not out.exists()

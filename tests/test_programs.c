@@ -477,6 +477,56 @@ static void test_missing_program_names_the_option(void **state)
     rm_rf(dir);
 }
 
+/* where's programs are per condition dtype and value size: a condition of
+ * u8 choosing f64 values needs a dtype of 8 bytes declared beside u8. The
+ * hint named u8 alone, and the bundle it built still lacked the program.
+ * Here the bundle the hint names serves the call. */
+static clnz_status where_u8_on_f64(clnz_context *ctx, double *out)
+{
+    uint8_t cond[4] = {0, 2, 0, 1};
+    double x[4] = {1.5, 2.5, 3.5, 4.5};
+    int64_t shape[1] = {4};
+    clnz_tensor ct = {CLNZ_U8, 1, shape, NULL}, xt = {CLNZ_F64, 1, shape, NULL};
+    clnz_operand xo = clnz_operand_array(&xt), yo = clnz_operand_float(-1);
+    clnz_array a = {0};
+    clnz_status st = clnz_where(ctx, &ct, cond, NULL, &xo, x, &yo, NULL, &a);
+    if (!st)
+        memcpy(out, a.data, sizeof x);
+    clnz_array_free(&a);
+    return st;
+}
+
+static void test_missing_where_program_names_its_values(void **state)
+{
+    (void)state;
+    clnz_uses u = uses_of("u8", "where", "nonzero", NULL);
+    char *dir = bundle_of(&u, 0), *cache;
+    clnz_context *ctx = loading_context(dir, CLNZ_STRATEGY_AUTO, &cache);
+    double got[4];
+    assert_int_equal(where_u8_on_f64(ctx, got), CLNZ_ERROR_PROGRAM_UNAVAILABLE);
+    const char *m = clnz_context_message(ctx);
+    if (!strstr(m, "values of 8 bytes") || !strstr(m, "with --dtypes u8,u64 includes it"))
+        fail_msg("the hint: %s", m);
+    TU_CHECK(ctx, clnz_context_use_bundle(ctx, NULL));
+    assert_int_equal(where_u8_on_f64(ctx, got), CLNZ_ERROR_PROGRAM_UNAVAILABLE);
+    if (!strstr(clnz_context_message(ctx), "`clnz bundle build --ops where --dtypes u8,u64 "
+                                           "--predicates nonzero`"))
+        fail_msg("the hint: %s", clnz_context_message(ctx));
+    clnz_context_release(ctx);
+    rm_rf(cache);
+    rm_rf(dir);
+    /* what it names serves the call */
+    u = uses_of("u8,u64", "where", "nonzero", NULL);
+    dir = bundle_of(&u, 0);
+    ctx = loading_context(dir, CLNZ_STRATEGY_AUTO, &cache);
+    TU_CHECK(ctx, where_u8_on_f64(ctx, got));
+    const double want[4] = {-1, 2.5, -1, 4.5};
+    assert_memory_equal(got, want, sizeof want);
+    clnz_context_release(ctx);
+    rm_rf(cache);
+    rm_rf(dir);
+}
+
 /* ---- bundles refused ---- */
 
 static uint64_t fnv1a(const char *p, size_t n)
@@ -701,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_bundle_covers_every_call_stream),
         cmocka_unit_test(test_bundle_covers_every_call_long),
         cmocka_unit_test(test_missing_program_names_the_option),
+        cmocka_unit_test(test_missing_where_program_names_its_values),
         cmocka_unit_test(test_bundle_refused),
         cmocka_unit_test(test_source_bundle_takes_binaries),
     };

@@ -22,15 +22,19 @@ static const char usage_where[] =
     "\n"
     CLI_USAGE_PIPES;
 
-static int operand_of(const char *text, const char *name, npy_array *arr, clnz_tensor *t,
-                      clnz_operand *op, int *is_array)
+/* An operand: a number, or an array read from its file. *big: an integer
+ * beyond 64 bits, taken as the nearest double (for a float array only: the
+ * caller checks, once it knows the other operand). */
+static int operand_of(const char *text, npy_array *arr, clnz_tensor *t, clnz_operand *op,
+                      int *is_array, int *big)
 {
     clnz_scalar num;
     int r = cli_parse_number(text, &num);
     *is_array = 0;
+    *big = r < 0;
     if (r < 0)
-        return fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1", name, text);
-    if (r > 0) {
+        num = clnz_scalar_float(strtod(text, NULL));
+    if (r != 0) {
         op->array = NULL;
         op->value = num;
         return EXIT_OK;
@@ -66,9 +70,24 @@ int cmd_where(int argc, char **argv)
         return fail(EXIT_FAIL, "%s", err);
     }
     ct = npy_tensor(&c);
-    rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr);
+    int x_big = 0, y_big = 0;
+    rc = operand_of(a.positional[1], &x, &xt, &xo, &x_arr, &x_big);
     if (!rc)
-        rc = operand_of(a.positional[2], "Y", &y, &yt, &yo, &y_arr);
+        rc = operand_of(a.positional[2], &y, &yt, &yo, &y_arr, &y_big);
+    /* an integer beyond 64 bits: taken where the result is a float, beside
+     * a float array or a number written as a float (rounded, as any number);
+     * an integer array cannot hold it, nor the int64 of two integers */
+    for (int i = 0; i < 2 && !rc; ++i) {
+        const npy_array *other = i ? &x : &y;
+        const clnz_operand *other_op = i ? &xo : &yo;
+        int other_arr = i ? x_arr : y_arr, other_big = i ? x_big : y_big;
+        int float_result = other_arr ? other->dtype == CLNZ_F16 || other->dtype == CLNZ_F32 ||
+                                           other->dtype == CLNZ_F64
+                                     : other_op->value.kind == CLNZ_VALUE_FLOAT && !other_big;
+        if ((i ? y_big : x_big) && !float_result)
+            rc = fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1, which only a "
+                      "float result takes", i ? "Y" : "X", a.positional[1 + i]);
+    }
     clnz_context *ctx = NULL;
     clnz_array res = {0};
     if (!rc)

@@ -37,6 +37,7 @@ typedef struct {
     uint32_t op, pred;
     clnz_dtype dtype;
     clnz_strategy strategy;
+    size_t value_bytes; /* select's and where's values (any dtype of this size); 0: none */
 } use_point;
 
 /* Every program the uses need on ctx, into out (empty on entry); *points

@@ -110,16 +110,19 @@ static clnz_status point_programs(walk *w)
         k.emit = ABI_EMIT_VALUES;
         for (size_t vb = 1; vb <= 8 && !st; vb *= 2)
             if (w->value_sizes & vb) {
-                k.value_bytes = vb;
+                k.value_bytes = w->at.value_bytes = vb;
                 st = compacting(w, &k);
             }
+        w->at.value_bytes = 0;
         return st;
     case CLNZ_USE_WHERE:
         for (size_t vb = 1; vb <= 8 && !st; vb *= 2)
             if (w->value_sizes & vb) {
                 where_program(d, nz, vb, &r);
+                w->at.value_bytes = vb;
                 st = add(w, &r);
             }
+        w->at.value_bytes = 0;
         return st;
     case CLNZ_USE_MASK:
         mask_program(d, nz, &r);
@@ -168,7 +171,7 @@ clnz_status variants_of(clnz_context *ctx, const clnz_uses *u, program_set *out,
                     continue; /* walked at the first declared dtype */
                 if (op == CLNZ_USE_SCAN && (r.predicates & (pred - 1)))
                     continue; /* no predicate either */
-                w.at = (use_point){op, pred, (clnz_dtype)d, CLNZ_STRATEGY_AUTO};
+                w.at = (use_point){op, pred, (clnz_dtype)d, CLNZ_STRATEGY_AUTO, 0};
                 st = point_programs(&w);
             }
         }
@@ -189,6 +192,9 @@ void use_point_describe(const use_point *p, char *buf, size_t n)
     if (p->op != CLNZ_USE_SCAN)
         len += snprintf(buf + len, n - (size_t)len, ", predicate %s",
                         uses_bit_name(AXIS_PREDICATES, pred));
+    if (p->value_bytes)
+        len += snprintf(buf + len, n - (size_t)len, ", values of %zu byte%s", p->value_bytes,
+                        p->value_bytes > 1 ? "s" : "");
     if (p->strategy != CLNZ_STRATEGY_AUTO)
         snprintf(buf + len, n - (size_t)len, ", strategy %s", clnz_strategy_name(p->strategy));
 }
@@ -228,16 +234,43 @@ static int point_of(clnz_context *ctx, const program_ref *p, use_point *at)
     return found;
 }
 
-/* " --dtypes u8,f64": the bundle's list of an axis with the point's value
- * added, when it lacks it. */
-static int widen(const manifest *m, uses_axis axis, uint32_t bit, char *buf, size_t n)
+/* The dtypes a point needs declared, given those declared already (had):
+ * its own, and for select's and where's values one of value_bytes (their
+ * programs are per value size; the unsigned integer of that size where
+ * none of had has it). A where of u8 on f64 values needs u8 and a dtype of
+ * 8 bytes: the hint named u8 alone, whose bundle then still lacked it. */
+static uint32_t point_dtypes(const use_point *at, uint32_t had)
+{
+    static const clnz_dtype of_size[9] = {[1] = CLNZ_U8, [2] = CLNZ_U16, [4] = CLNZ_U32,
+                                          [8] = CLNZ_U64};
+    uint32_t bits = 1u << at->dtype;
+    if (!at->value_bytes || at->value_bytes > 8)
+        return bits;
+    for (int d = 0; d < CLNZ_DTYPE_COUNT; ++d)
+        if (((had | bits) & (1u << d)) && clnz_dtype_size((clnz_dtype)d) == at->value_bytes)
+            return bits;
+    return bits | 1u << of_size[at->value_bytes];
+}
+
+/* The bundle's declared list of an axis (0 where it cannot be read). */
+static uint32_t bundle_axis(const manifest *m, uses_axis axis)
+{
+    clnz_uses had = {0};
+    return clnz_uses_parse(&had, uses_axis_names[axis], m->uses[axis], NULL, 0)
+               ? 0
+               : *uses_field(&had, axis);
+}
+
+/* " --dtypes u8,f64": the bundle's list of an axis with the point's values
+ * added, when it lacks one of them. */
+static int widen(const manifest *m, uses_axis axis, uint32_t bits, char *buf, size_t n)
 {
     clnz_uses had = {0};
     if (clnz_uses_parse(&had, uses_axis_names[axis], m->uses[axis], NULL, 0) ||
-        (*uses_field(&had, axis) & bit))
+        (*uses_field(&had, axis) & bits) == bits)
         return 0;
     char list[300];
-    uses_format(*uses_field(&had, axis) | bit, axis, list, sizeof list);
+    uses_format(*uses_field(&had, axis) | bits, axis, list, sizeof list);
     return snprintf(buf, n, " --%s %s", uses_axis_names[axis], list);
 }
 
@@ -270,9 +303,11 @@ void uses_explain_missing(clnz_context *ctx, const program_ref *p, char *buf, si
         if (known) {
             int k = snprintf(options, sizeof options, " --ops %s",
                              uses_bit_name(AXIS_OPS, __builtin_ctz(at.op)));
-            if (!dtype_free(at.op))
-                k += snprintf(options + k, sizeof options - (size_t)k, " --dtypes %s",
-                              clnz_dtype_name(at.dtype));
+            if (!dtype_free(at.op)) {
+                char list[300];
+                uses_format(point_dtypes(&at, 0), AXIS_DTYPES, list, sizeof list);
+                k += snprintf(options + k, sizeof options - (size_t)k, " --dtypes %s", list);
+            }
             if (at.op != CLNZ_USE_SCAN)
                 k += snprintf(options + k, sizeof options - (size_t)k, " --predicates %s",
                               uses_bit_name(AXIS_PREDICATES, __builtin_ctz(at.pred)));
@@ -289,7 +324,8 @@ void uses_explain_missing(clnz_context *ctx, const program_ref *p, char *buf, si
     size_t o = 0;
     if (known && !has) {
         if (!dtype_free(at.op))
-            o += (size_t)widen(m, AXIS_DTYPES, 1u << at.dtype, options, sizeof options);
+            o += (size_t)widen(m, AXIS_DTYPES, point_dtypes(&at, bundle_axis(m, AXIS_DTYPES)),
+                               options, sizeof options);
         o += (size_t)widen(m, AXIS_OPS, at.op, options + o, sizeof options - o);
         if (at.op != CLNZ_USE_SCAN)
             o += (size_t)widen(m, AXIS_PREDICATES, at.pred, options + o, sizeof options - o);
