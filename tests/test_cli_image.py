@@ -174,6 +174,10 @@ def test_pixels_of_no_channels(tmp_path):
         got = nonzero_of(inp, tmp_path, "--channels", rule)
         assert got.shape == (want.sum(), 2) and np.array_equal(got, np.argwhere(want)), rule
         assert int(run("count", inp, "--channels", rule).stdout) == want.sum()
+    # a leading 1 stays leading: --width 1 fits the pixels (1, 5) under both rules
+    one = save(tmp_path, np.zeros((1, 5, 0), np.uint8), name="one.npy")
+    for rule, want in (("any", np.zeros((0, 1))), ("all", np.arange(5)[:, None])):
+        assert np.array_equal(nonzero_of(one, tmp_path, "--channels", rule, "--width", "1"), want)
     huge = tmp_path / "huge.npy"
     h = b"{'descr': '|u1', 'fortran_order': False, 'shape': (4611686018427387904, 2, 0), }"
     h += b" " * (63 - (10 + len(h)) % 64) + b"\n"

@@ -172,5 +172,7 @@ def test_where_errors(tmp_path):
     expect_error(2, "where", c, "18446744073709551616", "1", "-o", out,  # int64 of two ints
                  contains="X '18446744073709551616': the integer is outside")
     expect_error(2, "where", c, "1", "-18446744073709551616", "-o", out, contains="Y '")
+    expect_error(2, "where", c, f64, "1" + "0" * 400, "-o", out,  # float(10**400) refuses too
+                 contains="too large for a float")
     expect_error(1, "where", tmp_path / "nope.npy", u8, "0", "-o", out)
     assert not out.exists()

@@ -222,8 +222,8 @@ static int parse_axes(const char *v, cli_args *a)
         char *end;
         errno = 0;
         long ax = strtol(s, &end, 10);
-        if (!plain_integer_start(s) || end == s || (*end && *end != ',') || errno || ax < -CLNZ_MAX_RANK ||
-            ax >= CLNZ_MAX_RANK)
+        if (!plain_integer_start(s) || end == s || (*end && *end != ',') || errno ||
+            ax < -CLNZ_MAX_RANK || ax >= CLNZ_MAX_RANK)
             return fail(EXIT_USAGE,
                         "--axis '%s': use integers in %d..%d joined by ',' (0,2 or -1)", v,
                         -CLNZ_MAX_RANK, CLNZ_MAX_RANK - 1);

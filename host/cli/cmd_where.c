@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,18 +23,25 @@ static const char usage_where[] =
     "\n"
     CLI_USAGE_PIPES;
 
-/* An operand: a number, or an array read from its file. *big: an integer
- * beyond 64 bits, taken as the nearest double (for a float array only: the
- * caller checks, once it knows the other operand). */
-static int operand_of(const char *text, npy_array *arr, clnz_tensor *t, clnz_operand *op,
-                      int *is_array, int *big)
+/* An operand (name X or Y): a number, or an array read from its file.
+ * *big: an integer beyond 64 bits, taken as the nearest double (where the
+ * result is a float only: big_integer_stands, once the other operand is
+ * known); one past the doubles' range too is refused, as Python's float()
+ * refuses it. */
+static int operand_of(const char *text, const char *name, npy_array *arr, clnz_tensor *t,
+                      clnz_operand *op, int *is_array, int *big)
 {
     clnz_scalar num;
     int r = cli_parse_number(text, &num);
     *is_array = 0;
     *big = r < 0;
-    if (r < 0)
+    if (r < 0) {
+        errno = 0;
         num = clnz_scalar_float(strtod(text, NULL));
+        if (errno == ERANGE)
+            return fail(EXIT_USAGE, "%s '%s': the integer is too large for a float", name,
+                        text);
+    }
     if (r != 0) {
         op->array = NULL;
         op->value = num;
@@ -46,6 +54,20 @@ static int operand_of(const char *text, npy_array *arr, clnz_tensor *t, clnz_ope
     *t = npy_tensor(arr);
     *op = clnz_operand_array(t);
     return EXIT_OK;
+}
+
+/* An integer beyond 64 bits stands where the result is a float: beside a
+ * float array, or a number written as a float (rounded, as any number); an
+ * integer array cannot hold it, nor the int64 of two integers. */
+static int big_integer_stands(const char *name, const char *text, const npy_array *other,
+                              int other_is_array, const clnz_operand *other_op, int other_big)
+{
+    int float_result = other_is_array ? other->dtype == CLNZ_F16 || other->dtype == CLNZ_F32 ||
+                                            other->dtype == CLNZ_F64
+                                      : other_op->value.kind == CLNZ_VALUE_FLOAT && !other_big;
+    return float_result ? EXIT_OK
+                        : fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1, "
+                                           "which only a float result takes", name, text);
 }
 
 int cmd_where(int argc, char **argv)
@@ -71,23 +93,13 @@ int cmd_where(int argc, char **argv)
     }
     ct = npy_tensor(&c);
     int x_big = 0, y_big = 0;
-    rc = operand_of(a.positional[1], &x, &xt, &xo, &x_arr, &x_big);
+    rc = operand_of(a.positional[1], "X", &x, &xt, &xo, &x_arr, &x_big);
     if (!rc)
-        rc = operand_of(a.positional[2], &y, &yt, &yo, &y_arr, &y_big);
-    /* an integer beyond 64 bits: taken where the result is a float, beside
-     * a float array or a number written as a float (rounded, as any number);
-     * an integer array cannot hold it, nor the int64 of two integers */
-    for (int i = 0; i < 2 && !rc; ++i) {
-        const npy_array *other = i ? &x : &y;
-        const clnz_operand *other_op = i ? &xo : &yo;
-        int other_arr = i ? x_arr : y_arr, other_big = i ? x_big : y_big;
-        int float_result = other_arr ? other->dtype == CLNZ_F16 || other->dtype == CLNZ_F32 ||
-                                           other->dtype == CLNZ_F64
-                                     : other_op->value.kind == CLNZ_VALUE_FLOAT && !other_big;
-        if ((i ? y_big : x_big) && !float_result)
-            rc = fail(EXIT_USAGE, "%s '%s': the integer is outside -2^63..2^64-1, which only a "
-                      "float result takes", i ? "Y" : "X", a.positional[1 + i]);
-    }
+        rc = operand_of(a.positional[2], "Y", &y, &yt, &yo, &y_arr, &y_big);
+    if (!rc && x_big)
+        rc = big_integer_stands("X", a.positional[1], &y, y_arr, &yo, y_big);
+    if (!rc && y_big)
+        rc = big_integer_stands("Y", a.positional[2], &x, x_arr, &xo, x_big);
     clnz_context *ctx = NULL;
     clnz_array res = {0};
     if (!rc)

@@ -183,9 +183,11 @@ static int dispatch(int argc, char **argv)
     if (argc < 2)
         return fail(EXIT_USAGE, "missing COMMAND (see clnz --help)");
     const char *cmd = argv[1];
-    int is_help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+    int is_help =
+        strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
     if ((is_help || strcmp(cmd, "--version") == 0) && argc > 2)
-        return fail(EXIT_USAGE, "unexpected argument '%s' for %s (a command's options: clnz COMMAND --help)",
+        return fail(EXIT_USAGE,
+                    "unexpected argument '%s' for %s (a command's options: clnz COMMAND --help)",
                     argv[2], cmd);
     if (is_help) {
         fputs(usage_main, stdout);

@@ -129,13 +129,14 @@ clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n)
                         "CLNZ_BUILD_OPTIONS is longer than 157 characters or has a line break");
     const char *dir = getenv("CLNZ_KERNEL_DIR");
     int has_dir = dir && *dir, has_more = more && *more;
-    if (has_dir && strpbrk(dir, " \t\"'\\")) {
-        /* -I DIR: PoCL splits options at blanks and keeps quotes in a path */
+    if (has_dir && strpbrk(dir, " \t\n\r\v\f\"'\\")) {
+        /* -I DIR: PoCL splits options at blanks and keeps quotes in a path;
+         * a bundle's manifest holds the options on one line */
         char shown[QUOTE_MAX];
         return ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE,
-                        "CLNZ_KERNEL_DIR %s holds a blank, a quote or a backslash, which build "
-                        "options (-I DIR) cannot carry: use a folder, or a link to one, whose "
-                        "path has none",
+                        "CLNZ_KERNEL_DIR %s holds a blank, a line break, a quote or a backslash, "
+                        "which build options (-I DIR) cannot carry: use a folder, or a link to "
+                        "one, whose path has none",
                         quote_name(dir, shown, sizeof shown));
     }
     int len = snprintf(buf, n, "-cl-std=CL1.2 -w%s%s%s%s", has_dir ? " -I " : "",

@@ -98,8 +98,11 @@ static clnz_status channel_plan_make(clnz_context *ctx, const tensor_info *t,
     if (no_channels && rule == CLNZ_CHANNELS_ANY && c->pixels.rank > 0) {
         /* no pixel is selected, however many there are (an empty input's
          * other extents are free, so they may pass 2^62 and n may have
-         * wrapped): the pixel mask is an empty one of the same rank */
-        c->mask_shape[0] = 0;
+         * wrapped): the pixel mask is an empty one of the same rank, its
+         * last extent 0, so that leading 1s stay leading (the effective
+         * rank --width checks) and the other extents reach the index
+         * type's check */
+        c->mask_shape[c->pixels.rank - 1] = 0;
         c->pixels.n = 0;
     }
     c->mask = (clnz_tensor){CLNZ_U8, c->pixels.rank, c->mask_shape, NULL};
@@ -150,6 +153,8 @@ static clnz_status channel_mask_enqueue(clnz_context *ctx, channel_plan *c, cl_m
     return st;
 }
 
+/* The pixel mask of t into mask_buf. A last dimension of 0 under
+ * CLNZ_CHANNELS_ANY writes nothing: its mask is empty (channel_plan_make). */
 clnz_status channels_mask_enqueue(clnz_context *ctx, const clnz_tensor *t, cl_mem buf,
                                   const clnz_predicate *pred, clnz_channel_rule rule,
                                   cl_mem mask_buf, cl_uint n_wait, const cl_event *wait,
