@@ -279,9 +279,10 @@ static void expect_channels(clnz_context *ctx, const input *in, const clnz_predi
     int64_t pixels = 1, ch = in->shape[in->rank - 1];
     for (int d = 0; d < in->rank - 1; ++d)
         pixels *= in->shape[d];
-    if (tile && (uint64_t)pixels > tile) {
+    if (tile && (uint64_t)pixels > tile && !(ch == 0 && rule == CLNZ_CHANNELS_ANY)) {
         /* no channels: no elements, but every pixel is an answer (all of
-         * none is true), more pixels than single-tile's one tile holds */
+         * none is true), more pixels than single-tile's one tile holds;
+         * under any, no pixel is, and the mask is empty: one tile serves */
         clnz_result r;
         assert_int_equal(clnz_nonzero_channels(ctx, &in->t, in->first, pred, rule, NULL, &r),
                          CLNZ_ERROR_UNSUPPORTED_STRATEGY);
