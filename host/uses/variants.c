@@ -252,25 +252,25 @@ static uint32_t point_dtypes(const use_point *at, uint32_t had)
     return bits | 1u << of_size[at->value_bytes];
 }
 
-/* The bundle's declared list of an axis (0 where it cannot be read). */
-static uint32_t bundle_axis(const manifest *m, uses_axis axis)
+/* The bundle's declared list of an axis into *bits; nonzero (and *bits 0)
+ * where its manifest's list cannot be read. */
+static int bundle_axis(const manifest *m, uses_axis axis, uint32_t *bits)
 {
     clnz_uses had = {0};
-    return clnz_uses_parse(&had, uses_axis_names[axis], m->uses[axis], NULL, 0)
-               ? 0
-               : *uses_field(&had, axis);
+    int bad = clnz_uses_parse(&had, uses_axis_names[axis], m->uses[axis], NULL, 0);
+    *bits = bad ? 0 : *uses_field(&had, axis);
+    return bad;
 }
 
 /* " --dtypes u8,f64": the bundle's list of an axis with the point's values
  * added, when it lacks one of them. */
 static int widen(const manifest *m, uses_axis axis, uint32_t bits, char *buf, size_t n)
 {
-    clnz_uses had = {0};
-    if (clnz_uses_parse(&had, uses_axis_names[axis], m->uses[axis], NULL, 0) ||
-        (*uses_field(&had, axis) & bits) == bits)
+    uint32_t had;
+    if (bundle_axis(m, axis, &had) || (had & bits) == bits)
         return 0;
     char list[300];
-    uses_format(*uses_field(&had, axis) | bits, axis, list, sizeof list);
+    uses_format(had | bits, axis, list, sizeof list);
     return snprintf(buf, n, " --%s %s", uses_axis_names[axis], list);
 }
 
@@ -323,9 +323,12 @@ void uses_explain_missing(clnz_context *ctx, const program_ref *p, char *buf, si
     const char *has = bundle_has(m, p);
     size_t o = 0;
     if (known && !has) {
-        if (!dtype_free(at.op))
-            o += (size_t)widen(m, AXIS_DTYPES, point_dtypes(&at, bundle_axis(m, AXIS_DTYPES)),
-                               options, sizeof options);
+        if (!dtype_free(at.op)) {
+            uint32_t declared;
+            bundle_axis(m, AXIS_DTYPES, &declared); /* unreadable: widen adds nothing */
+            o += (size_t)widen(m, AXIS_DTYPES, point_dtypes(&at, declared), options,
+                               sizeof options);
+        }
         o += (size_t)widen(m, AXIS_OPS, at.op, options + o, sizeof options - o);
         if (at.op != CLNZ_USE_SCAN)
             o += (size_t)widen(m, AXIS_PREDICATES, at.pred, options + o, sizeof options - o);
