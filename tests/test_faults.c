@@ -152,6 +152,34 @@ static clnz_status run_static_size(clnz_context *ctx, uint64_t *sum)
     return st;
 }
 
+/* Results made before their count (ops/ahead.c) on one context: a call
+ * that counts first (the context's first), one whose count passes the
+ * guess the first left (its entries written again), one that falls under
+ * half of the guess (moved to a block of its size), and a static size
+ * past the one read that brings small results home. */
+static clnz_status run_ahead(clnz_context *ctx, uint64_t *sum)
+{
+    int64_t shape[2] = {7, 10001};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    clnz_predicate gt = clnz_pred_float(CLNZ_OP_GT, 4.0);
+    clnz_nonzero_options fixed;
+    clnz_nonzero_options_init(&fixed);
+    fixed.has_size = 1, fixed.size = 60000, fixed.fill = -1;
+    const clnz_predicate *preds[] = {&gt, NULL, &gt, NULL};
+    const clnz_nonzero_options *opts[] = {NULL, NULL, NULL, &fixed};
+    *sum = 0;
+    for (int i = 0; i < 4; ++i) {
+        clnz_result r;
+        clnz_status st = clnz_nonzero(ctx, &t, input, preds[i], opts[i], &r);
+        if (st)
+            return st;
+        size_t entries = opts[i] ? (size_t)fixed.size : (size_t)r.count;
+        *sum = mix(*sum ^ (uint64_t)r.count, r.indices, entries * 16);
+        clnz_result_free(&r);
+    }
+    return CLNZ_SUCCESS;
+}
+
 static clnz_status run_select(clnz_context *ctx, uint64_t *sum)
 {
     int64_t shape[1] = {N_ELEMS};
@@ -418,6 +446,7 @@ static void test_every_injection_point(void **state)
     long total = 0;
     total += inject_all("nonzero", run_nonzero, NULL);
     total += inject_all("size", run_static_size, NULL);
+    total += inject_all("ahead", run_ahead, NULL);
     total += inject_all("enqueue", run_enqueue, NULL);
     total += inject_all("select", run_select, NULL);
     total += inject_all("where", run_where, NULL);

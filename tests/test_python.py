@@ -732,7 +732,10 @@ def test_non_temporal_stores_follow_the_output_size_and_its_pages():
     (STREAM_MIN_BYTES), but not into a blocking call's fresh result pages
     (the system zeroes them into the cache on first touch: streaming there
     cost 127 -> 175 ms for a 1 GiB result). A result given back is kept
-    for the next call (core/result_mem.c), whose pages are then warm.
+    for the next call (core/result_mem.c), whose pages are then warm. (The
+    second call on an input makes its result before the count, ops/ahead.c,
+    in a block an eighth larger than the first's: fresh again, "deep ahead";
+    the third takes that one back.)
     64 MiB of entries stream from a 64 MiB input ("deep") but not from a
     16 MiB one ("small"): the input counts. CLNZ_DEBUG=1 logs each such
     writing pass; CLNZ_STREAM_STORES=0 turns them off. Every result against
@@ -749,7 +752,8 @@ deep[::2] = 1
 small = np.ones((1024, 4096), np.float32)  # 16 MiB in, 64 MiB of entries
 # deep first: its 64 MiB result then finds no kept block to take (big's
 # would serve a result of half its size or more)
-cases = (("deep fresh", deep), ("deep", deep), ("fresh", big), ("kept", big), ("small", small))
+cases = (("deep fresh", deep), ("deep ahead", deep), ("deep", deep), ("fresh", big),
+         ("kept", big), ("small", small))
 for what, a in cases:
     print("== " + what, file=sys.stderr, flush=True)
     r = clnz.argwhere(a, context=ctx)
@@ -766,7 +770,8 @@ for what, a in cases:
         parts = p.stderr.split("== ")[1:]
         logs[setting] = {part.split("\n")[0]: part.count("nz_write: non-temporal stores")
                          for part in parts}
-    assert logs[""] == {"fresh": 0, "kept": 1, "deep fresh": 0, "deep": 1, "small": 0}, logs
+    assert logs[""] == {"fresh": 0, "kept": 1, "deep fresh": 0, "deep ahead": 0, "deep": 1,
+                        "small": 0}, logs
     assert logs["0"] == dict.fromkeys(logs[""], 0), logs
 
 
@@ -1187,6 +1192,46 @@ def test_device_results_read_only_their_count(rng, queue, cl, monkeypatch, capfd
         assert reads == []
         assert library_reads() == ["clnz-debug: host read of 8 bytes"]
     monkeypatch.undo()
+    ctx.close()
+
+
+@pytest.mark.parametrize("strategy", ["two-pass", "lookback"])
+def test_blocking_results_made_ahead(rng, monkeypatch, capfd, strategy):
+    """A blocking call makes its result before the count where it knows the
+    size (nonzero_static) or, on a CPU device, can guess it from the
+    context's last calls, and reads the count with it: one host round trip.
+    The first call of a context counts first; a count past the guess has
+    its entries written again. Each way against numpy, and which way each
+    call went from CLNZ_DEBUG's log (read when a context is made)."""
+    monkeypatch.setenv("CLNZ_DEBUG", "1")
+    monkeypatch.setenv("CLNZ_STRATEGY", strategy)
+    ctx = clnz.Context()
+    cpu = ctx.device.type == "CPU"
+
+    def ways():
+        log = capfd.readouterr().err.splitlines()
+        return (any("made before the count (the last calls' density)" in l for l in log),
+                any("passed them: written again" in l for l in log),
+                any("made before the count (its static size)" in l for l in log))
+
+    ways()
+    # 300 x 400 f32: every result below is past the 256 KiB read at once with its count
+    for density, want in ((0.3, (False, False)), (0.3, (cpu, False)), (0.9, (cpu, cpu)),
+                          (0.9, (cpu, False)), (0.01, (cpu, False))):
+        a = sparse(rng, (300, 400), "float32", density)
+        got = clnz.argwhere(a, context=ctx)
+        assert got.dtype == np.int64 and np.array_equal(got, np.argwhere(a)), density
+        assert ways()[:2] == want, (density, want)
+        for g, w in zip(clnz.nonzero(a, index="int32", context=ctx), np.nonzero(a)):
+            assert np.array_equal(g, w), density
+        assert np.array_equal(clnz.flatnonzero(a, context=ctx), np.flatnonzero(a)), density
+        sel = clnz.select(a, context=ctx)  # NaN among them: compared by their bits
+        assert np.array_equal(sel.view(np.uint32), a[a != 0].view(np.uint32)), density
+        made, count = clnz.nonzero_static(a, 50000, fill_value=-5, context=ctx)
+        w = np.argwhere(a)
+        assert count == len(w) and made.shape == (50000, 2), density
+        assert np.array_equal(made[:len(w)], w[:50000]) and (made[len(w):] == -5).all(), density
+        assert ways()[2], density
     ctx.close()
 
 

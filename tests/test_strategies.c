@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* A clnz context of its own (its forced strategy and launch, and the
  * environment it reads when made) over the test context's OpenCL context
@@ -767,6 +770,68 @@ static void test_stream(void **state)
     each_strategy_at_each_shape(CLNZ_STRATEGY_STREAM);
 }
 
+/* Blocking results made before their count (ops/ahead.c): a static size,
+ * and on a CPU device a guess from the context's recent densities. A run
+ * of densities that meets the guess, passes it (the entries are written
+ * again), and falls under half of it (they move to a block of their size),
+ * in each layout, index type and width, with a static size short and long
+ * of the count, and for select, under each strategy that serves many
+ * tiles, against the reference. Every result here but the count-first
+ * ones is past one_shot's 256 KiB. */
+static void test_results_made_ahead(void **state)
+{
+    (void)state;
+    static const double densities[] = {0.3, 0.3, 0.9, 0.9, 0.02, 0.02, 0.5};
+    const clnz_strategy ss[] = {CLNZ_STRATEGY_TWO_PASS, CLNZ_STRATEGY_LOOKBACK,
+                                CLNZ_STRATEGY_STREAM};
+    int64_t shape[] = {200, 400};
+    for (size_t k = 0; k < sizeof ss / sizeof ss[0]; ++k) {
+        clnz_context *ctx = new_context(ss[k], 37, 3);
+        for (size_t d = 0; d < sizeof densities / sizeof densities[0]; ++d) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, density %g (call %zu)", clnz_strategy_name(ss[k]),
+                     densities[d], d);
+            input in;
+            input_make(&in, CLNZ_F32, 2, shape, (int)(d % 2), densities[d]);
+            static const struct {
+                clnz_layout layout;
+                clnz_index_type index;
+                int width;
+            } forms[] = {{CLNZ_LAYOUT_ROWS, CLNZ_INDEX_INT64, 0},
+                         {CLNZ_LAYOUT_COLUMNS, CLNZ_INDEX_INT32, 0},
+                         {CLNZ_LAYOUT_COLUMNS, CLNZ_INDEX_INT64, 4},
+                         {CLNZ_LAYOUT_FLAT, CLNZ_INDEX_INT32, 0},
+                         {CLNZ_LAYOUT_ROWS, CLNZ_INDEX_INT32, 5}};
+            for (size_t f = 0; f < sizeof forms / sizeof forms[0]; ++f) {
+                clnz_nonzero_options o;
+                clnz_nonzero_options_init(&o);
+                o.layout = forms[f].layout, o.index_type = forms[f].index;
+                o.width = forms[f].width;
+                expect_nonzero(ctx, &in, NULL, &o, what);
+            }
+            clnz_nonzero_options o;
+            clnz_nonzero_options_init(&o);
+            o.has_size = 1, o.size = 70000, o.fill = -9; /* short of 0.9's count, long of 0.5's */
+            expect_nonzero(ctx, &in, NULL, &o, what);
+            expect_select(ctx, &in, NULL, NULL);
+            /* what the caller holds: at most twice its result (plus malloc's
+             * rounding), also right after the density fell */
+            clnz_nonzero_options_init(&o);
+            clnz_result r;
+            TU_CHECK(ctx, clnz_nonzero(ctx, &in.t, in.first, NULL, &o, &r));
+#ifdef __GLIBC__
+            size_t got = (size_t)r.count * 2 * sizeof(int64_t);
+            if (got && malloc_usable_size(r.indices) > 2 * got + 4096)
+                fail_msg("%s: a result of %zu bytes holds a block of %zu", what, got,
+                         malloc_usable_size(r.indices));
+#endif
+            clnz_result_free(&r);
+            free(in.buf);
+        }
+        clnz_context_release(ctx);
+    }
+}
+
 /* auto: one tile takes one launch (single-tile); many tiles on this device
  * take what the device type or the tuning data say, and never single-tile. */
 static void test_auto_choice(void **state)
@@ -866,6 +931,7 @@ int main(void)
         cmocka_unit_test_teardown(test_stream_stores, unset_stream_stores),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_long_chunks_of_bytes),
+        cmocka_unit_test(test_results_made_ahead),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

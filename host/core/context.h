@@ -135,6 +135,10 @@ struct clnz_context {
     int profiling;        /* the tuner times calls: keep their first event */
     cl_event first_event;
     clnz_stats stats;
+    /* The density of the last blocking calls (ops/ahead.c), in 2^-32
+     * units, once ahead_known: how large a result is made before its count. */
+    int ahead_known;
+    uint64_t ahead_density;
     /* pred_to_keys' last answers: its binary searches over the key range
      * cost about 1 us, as much as the rest of a small call's host code. */
     pred_memo pred_memo[PRED_MEMO_SLOTS];

@@ -127,6 +127,25 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
     return CL_CHECK(ch->ctx, u, "clEnqueueUnmapMemObject(result)");
 }
 
+clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place,
+                                 cl_mem count_buf, size_t count_off, uint64_t *count)
+{
+    clnz_context *ctx = ch->ctx;
+    cl_event wbuf[2], ev = NULL;
+    const cl_event *list;
+    cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
+    cl_ulong z = 0;
+    cl_int e = clEnqueueReadBuffer(ctx->queue, count_buf, CL_FALSE, count_off, sizeof z, &z, n,
+                                   list, &ev);
+    if (e)
+        return CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
+    if (ctx->debug)
+        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);
+    clnz_status st = fetch_result(ch, buf, bytes, dst, in_place);
+    e = wait_own(ctx->queue, ev); /* whatever failed: z must not be written after return */
+    *count = z;
+    return st ? st : CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
+}
 
 clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *buf, int *fresh)
 {

@@ -27,5 +27,10 @@ clnz_status result_alloc(clnz_context *ctx, size_t bytes, void **host, cl_mem *b
 /* The result in dst: read back, or, in_place (a CPU device wrote into dst
  * through CL_MEM_USE_HOST_PTR), mapped to make the writes visible. */
 clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place);
+/* fetch_result, and the u64 at byte count_off of count_buf into *count:
+ * its read is enqueued first and waited for last, so that where the result
+ * is mapped in place one wait brings both. */
+clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_place,
+                                 cl_mem count_buf, size_t count_off, uint64_t *count);
 
 #endif

@@ -4,8 +4,11 @@
  * CPU device uses the host memory where it lies), then either runs the
  * whole job into a buffer that holds the count and the worst case of
  * entries and reads both back at once (small results: one host round
- * trip), or counts, reads the count, allocates exactly that many entries
- * and writes them (the strategy may reuse what its counting left). */
+ * trip), or writes it into a result allocated before the count is known
+ * (ahead.c: a static size, or a guess from the context's last calls) and
+ * reads the count with it, or counts, reads the count, allocates exactly
+ * that many entries and writes them (the strategy may reuse what its
+ * counting left). */
 #include "ops/ops.h"
 #include "core/program.h"
 #include "core/relayout.h"
@@ -128,7 +131,7 @@ clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_dat
     return st ? st : job_bind_values(h->ch.ctx, &h->job, x, h->xb, base);
 }
 
-clnz_status host_job_count(host_job *h, int64_t *offsets)
+clnz_status host_job_count_buffer(host_job *h)
 {
     clnz_context *ctx = h->ch.ctx;
     nz_job *job = &h->job;
@@ -151,6 +154,13 @@ clnz_status host_job_count(host_job *h, int64_t *offsets)
         job->count = h->countb;
         job->count_off = 0;
     }
+    return st;
+}
+
+clnz_status host_job_count(host_job *h, int64_t *offsets)
+{
+    nz_job *job = &h->job;
+    clnz_status st = host_job_count_buffer(h);
     if (!st)
         st = h->s->count(&h->ch, job);
     if (st)
@@ -214,20 +224,14 @@ static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uin
     return st;
 }
 
-clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, int has_fill,
-                             int64_t fill, void **host, uint64_t *entries)
+/* The entries after the count: counts first unless the job was counted,
+ * then writes exactly that many (or `fixed`). */
+static clnz_status counted_entries(host_job *h, uint64_t fixed, size_t entry_bytes,
+                                   int has_fill, int64_t fill, void **host, uint64_t *entries)
 {
     clnz_context *ctx = h->ch.ctx;
     nz_job *job = &h->job;
-    int counted = h->countb || h->offsetsb;
-    clnz_status st = chosen(h);
-    if (st)
-        return st;
-    uint64_t worst = fixed != UINT64_MAX ? fixed : job->t.n;
-    if (!counted && !job->batches && entry_bytes && worst <= ONE_SHOT_BYTES / entry_bytes)
-        return one_shot(h, worst, entry_bytes, fixed, has_fill, fill, host, entries);
-    if (!counted)
-        st = host_job_count(h, NULL);
+    clnz_status st = h->countb || h->offsetsb ? CLNZ_SUCCESS : host_job_count(h, NULL);
     if (st)
         return st;
     *entries = fixed != UINT64_MAX ? fixed : h->z;
@@ -249,6 +253,30 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
     }
     if (outb)
         clReleaseMemObject(outb);
+    return st;
+}
+
+clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, int has_fill,
+                             int64_t fill, void **host, uint64_t *entries)
+{
+    nz_job *job = &h->job;
+    int counted = h->countb || h->offsetsb;
+    clnz_status st = chosen(h);
+    if (st)
+        return st;
+    uint64_t worst = fixed != UINT64_MAX ? fixed : job->t.n;
+    *host = NULL;
+    if (!counted && !job->batches && entry_bytes && worst <= ONE_SHOT_BYTES / entry_bytes) {
+        st = one_shot(h, worst, entry_bytes, fixed, has_fill, fill, host, entries);
+    } else {
+        uint64_t ahead = counted || job->batches ? 0 : ahead_entries(h, fixed, entry_bytes);
+        if (ahead)
+            st = host_job_ahead(h, ahead, fixed, entry_bytes, has_fill, fill, host, entries);
+        if (!st && !*host) /* no result made ahead, or the count passed it */
+            st = counted_entries(h, fixed, entry_bytes, has_fill, fill, host, entries);
+    }
+    if (!st && !job->batches)
+        ahead_learn(h->ch.ctx, job->t.n, h->z);
     return st;
 }
 

@@ -2,7 +2,7 @@
  * select.c, where.c, mask.c, scan.c, batched.c, channels.c, image2d.c)
  * share: nonzero's options (options.c), running a compacting job on the
  * device through the chosen strategy, and the blocking calls' way of
- * running one on a host array (blocking.c). */
+ * running one on a host array (blocking.c, ahead.c). */
 #ifndef CLNZ_OPS_H
 #define CLNZ_OPS_H
 
@@ -114,6 +114,9 @@ typedef struct {
 clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data);
 /* Uploads x for a select job whose mask is another array. */
 clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_data);
+/* Where the count goes: the count buffer (with batches the offsets
+ * buffer), made on the first call; the strategy is chosen first. */
+clnz_status host_job_count_buffer(host_job *h);
 /* The count only: h->z, and with batches the offsets into offsets (B + 1). */
 clnz_status host_job_count(host_job *h, int64_t *offsets);
 /* Runs the job and brings its entries home: *host (alloc_result) gets
@@ -123,6 +126,21 @@ clnz_status host_job_count(host_job *h, int64_t *offsets);
 clnz_status host_job_entries(host_job *h, uint64_t fixed_capacity, size_t entry_bytes,
                              int has_fill, int64_t fill, void **host, uint64_t *entries);
 clnz_status host_job_end(host_job *h, clnz_status st);
+
+/* ---- a blocking call's result made before its count (ahead.c) ---- */
+/* How many entries of entry_bytes to make before the count: `fixed` if
+ * not UINT64_MAX, else on a CPU device a guess from the context's recent
+ * densities; 0 for none (no guess yet, or past what fits). */
+uint64_t ahead_entries(const host_job *h, uint64_t fixed, size_t entry_bytes);
+/* Runs the whole job into `cap` entries made first and reads the count
+ * with them (one host round trip): *host and *entries as host_job_entries
+ * gives them, or *host NULL where the count passed cap (then counted:
+ * host_job_entries writes an exact result). On failure *host, if not
+ * NULL, is the caller's to free. */
+clnz_status host_job_ahead(host_job *h, uint64_t cap, uint64_t fixed, size_t entry_bytes,
+                           int has_fill, int64_t fill, void **host, uint64_t *entries);
+/* A finished blocking call's count z of n elements, for the next guess. */
+void ahead_learn(clnz_context *ctx, uint64_t n, uint64_t z);
 
 /* ---- operations other files call ---- */
 /* The blocking calls on an input that fits one allocation (the public ones

@@ -97,8 +97,9 @@ struct strategy {
     int (*serves)(clnz_context *ctx, const nz_job *job, char *why, size_t n);
     /* Enqueues the count (and offsets) only: z lands in job->count. */
     clnz_status (*count)(chain *ch, nz_job *job);
-    /* Enqueues the whole job: z, offsets and entries. counted: count() ran
-     * on this job just before in this chain, and what it left may be used. */
+    /* Enqueues the whole job: z, offsets and entries. counted: count() (or
+     * write(), which counts too) ran on this job just before in this chain,
+     * and what it left may be used; only the output and capacity changed. */
     clnz_status (*write)(chain *ch, nz_job *job, int counted);
     /* Adds to out the programs count() and write() build for a job of this
      * kind, from the same functions they build them with; none for a kind
