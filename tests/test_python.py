@@ -1210,7 +1210,7 @@ def test_blocking_results_made_ahead(rng, monkeypatch, capfd, strategy):
 
     def ways():
         log = capfd.readouterr().err.splitlines()
-        return (any("made before the count (the last calls' density)" in l for l in log),
+        return (any("made before the count (the last calls' densities)" in l for l in log),
                 any("passed them: written again" in l for l in log),
                 any("made before the count (its static size)" in l for l in log))
 

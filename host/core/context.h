@@ -66,6 +66,9 @@ typedef struct thread_message {
     char warning[CLNZ_MESSAGE_MAX]; /* this thread's last warning: shown when no error */
 } thread_message;
 
+/* The blocking calls whose densities size the next result (ops/ahead.c). */
+#define AHEAD_CALLS 4
+
 struct clnz_context {
     /* Held by every public call for its whole body (CTX_HOLD); recursive
      * because public calls call each other (channels -> nonzero). */
@@ -135,10 +138,11 @@ struct clnz_context {
     int profiling;        /* the tuner times calls: keep their first event */
     cl_event first_event;
     clnz_stats stats;
-    /* The density of the last blocking calls (ops/ahead.c), in 2^-32
-     * units, once ahead_known: how large a result is made before its count. */
-    int ahead_known;
-    uint64_t ahead_density;
+    /* The densities of the last blocking calls (ops/ahead.c), in 2^-32
+     * units, a ring of ahead_calls filled ones whose next slot is
+     * ahead_next: how large a result is made before its count. */
+    uint64_t ahead_density[AHEAD_CALLS];
+    unsigned ahead_calls, ahead_next;
     /* pred_to_keys' last answers: its binary searches over the key range
      * cost about 1 us, as much as the rest of a small call's host code. */
     pred_memo pred_memo[PRED_MEMO_SLOTS];

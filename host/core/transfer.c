@@ -139,10 +139,10 @@ clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst,
                                    list, &ev);
     if (e)
         return CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
-    if (ctx->debug)
-        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);
     clnz_status st = fetch_result(ch, buf, bytes, dst, in_place);
     e = wait_own(ctx->queue, ev); /* whatever failed: z must not be written after return */
+    if (ctx->debug)
+        fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);
     *count = z;
     return st ? st : CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
 }

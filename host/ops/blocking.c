@@ -110,6 +110,7 @@ clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
     h->inb = h->xb = h->countb = h->offsetsb = NULL;
     h->in_copy = h->x_copy = NULL;
     h->z = 0;
+    h->counted = 0;
     chain_begin(&h->ch, ctx, 0, NULL);
     tensor_info c;
     if (data && relayout_pays(ctx, &h->job.t) && (h->in_copy = relayout_copy(&h->job.t, data, &c)))
@@ -169,11 +170,13 @@ clnz_status host_job_count(host_job *h, int64_t *offsets)
         st = read_back(&h->ch, h->offsetsb, (size_t)(job->batches + 1) * sizeof *offsets,
                        offsets);
         h->z = st ? 0 : (uint64_t)offsets[job->batches];
+        h->counted = !st;
         return st;
     }
     cl_ulong z = 0;
     st = read_back(&h->ch, h->countb, sizeof z, &z);
     h->z = z;
+    h->counted = !st;
     return st;
 }
 
@@ -231,7 +234,7 @@ static clnz_status counted_entries(host_job *h, uint64_t fixed, size_t entry_byt
 {
     clnz_context *ctx = h->ch.ctx;
     nz_job *job = &h->job;
-    clnz_status st = h->countb || h->offsetsb ? CLNZ_SUCCESS : host_job_count(h, NULL);
+    clnz_status st = h->counted ? CLNZ_SUCCESS : host_job_count(h, NULL);
     if (st)
         return st;
     *entries = fixed != UINT64_MAX ? fixed : h->z;
@@ -260,7 +263,7 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
                              int64_t fill, void **host, uint64_t *entries)
 {
     nz_job *job = &h->job;
-    int counted = h->countb || h->offsetsb;
+    int counted = h->counted;
     clnz_status st = chosen(h);
     if (st)
         return st;

@@ -105,6 +105,7 @@ typedef struct {
     cl_mem inb, xb, countb, offsetsb; /* made here, released by host_job_end */
     void *in_copy, *x_copy; /* C-order copies (core/relayout.h), freed by host_job_end */
     uint64_t z;
+    int counted; /* z (and the offsets) read back: the job ran its count */
 } host_job;
 
 /* Uploads the predicate's input (job->t checked by job_input) and makes the
