@@ -513,7 +513,13 @@ typedef struct {
 void clnz_result_free(clnz_result *res);
 
 /* Blocking nonzero on a host array. data points at logical element 0
- * (strides may be negative). */
+ * (strides may be negative). A result larger than 256 KiB at its worst
+ * case is made before its count where it can be: of its static size, or
+ * on a CPU device of a size guessed from the context's last calls (an
+ * eighth over the densest of the last four), so that the count is read
+ * with the entries (one host round trip, not two). Its block may then be
+ * up to twice its bytes; a count past the guess costs a second writing
+ * pass. clnz_select does the same. */
 clnz_status clnz_nonzero(clnz_context *ctx, const clnz_tensor *in, const void *data,
                          const clnz_predicate *pred, const clnz_nonzero_options *opts,
                          clnz_result *res);
@@ -708,7 +714,8 @@ clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
                               cl_uint num_events, const cl_event *wait_list,
                               cl_event *out_event);
 
-/* Blocking select on host arrays: *out gets the z values as a 1-D array. */
+/* Blocking select on host arrays: *out gets the z values as a 1-D array
+ * (made before the count as clnz_nonzero's result is). */
 clnz_status clnz_select(clnz_context *ctx, const clnz_tensor *x, const void *x_data,
                         const clnz_tensor *mask, const void *mask_data,
                         const clnz_predicate *pred, clnz_array *out);
