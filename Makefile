@@ -425,6 +425,10 @@ test-valgrind: all $(B)/fault_shim.so
 # seeded race is caught. Programs are built fresh (a cached binary loses the
 # source lines of the reports). --uninitialized stays off: Oclgrind 21.10
 # reports false errors on CL_MEM_USE_HOST_PTR buffers with it.
+# test_results_made_ahead is left out: what it tests is the host's sizing
+# of blocking results (ops/ahead.c), on inputs past 256 KiB of entries,
+# and it took about 10 of the simulator's minutes; the kernels it drives
+# (counts, writes short of their count) the other tests check here.
 OCLGRIND_ICD ?= /usr/lib/oclgrind/liboclgrind-rt-icd.so
 OCLGRIND_SUITES = test_strategies test_count_batched test_batched test_select test_mask test_images
 test-oclgrind: export OCL_ICD_VENDORS = $(CURDIR)/$(B)/oclgrind/vendors
@@ -432,6 +436,7 @@ test-oclgrind: export OCLGRIND_DATA_RACES = 1
 test-oclgrind: export OCLGRIND_CHECK_API = 1
 test-oclgrind: export CLNZ_CACHE_DIR = $(CURDIR)/$(B)/oclgrind/cache
 test-oclgrind: export CLNZ_TEST_FULL = 0
+test-oclgrind: export CLNZ_TEST_SKIP = test_results_made_ahead
 test-oclgrind: $(OCLGRIND_SUITES:%=$(B)/%) $(B)/oclgrind-selfcheck
 	@[ -f "$(OCLGRIND_ICD)" ] || { echo "test-oclgrind: no $(OCLGRIND_ICD) (scripts/deps installs oclgrind)"; exit 1; }
 	@rm -rf $(B)/oclgrind && mkdir -p $(B)/oclgrind/vendors
