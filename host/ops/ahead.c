@@ -91,11 +91,8 @@ uint64_t ahead_entries(const host_job *h, uint64_t fixed, size_t entry_bytes)
  * result_mem.c). Where none can be had the larger one stays: nothing lost. */
 static void settle(const nz_job *job, uint64_t cap, uint64_t z, size_t entry_bytes, void **host)
 {
-    if (job->emit == ABI_EMIT_COORDS && job->layout == ABI_LAYOUT_COLUMNS && z < cap) {
-        size_t col = (size_t)z * job->idx_bytes, apart = (size_t)cap * job->idx_bytes;
-        for (int j = 1; j < job->width; ++j) /* each moves down: memmove */
-            memmove((char *)*host + j * col, (char *)*host + j * apart, col);
-    }
+    if (job->emit == ABI_EMIT_COORDS && job->layout == ABI_LAYOUT_COLUMNS && z < cap)
+        columns_together(job, *host, *host, z, cap);
     if (z >= cap / 2)
         return;
     size_t got = (size_t)z * entry_bytes;
@@ -132,14 +129,8 @@ clnz_status host_job_ahead(host_job *h, uint64_t cap, uint64_t fixed, size_t ent
         fprintf(stderr, "clnz-debug: result of %llu entries made before the count (%s)\n",
                 (unsigned long long)cap,
                 fixed != UINT64_MAX ? "its static size" : "the last calls' densities");
-    if (!st) {
-        job->out = outb;
-        job->out_off = 0;
-        job->capacity = cap;
-        st = h->s->write(&h->ch, job, 0);
-    }
-    if (!st && has_fill)
-        st = job_fill(&h->ch, job, fill);
+    if (!st)
+        st = host_job_write(h, outb, 0, cap, 0, has_fill, fill);
     if (!st)
         st = fetch_result_counted(&h->ch, outb, bytes, *host, ctx->is_cpu, job->count,
                                   (size_t)job->count_off * sizeof(cl_ulong), &h->z);

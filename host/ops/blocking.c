@@ -183,6 +183,24 @@ clnz_status host_job_count(host_job *h, int64_t *offsets)
 /* Bytes per entry, and the unit the output offset counts in. */
 static size_t entry_unit(const nz_job *job) { return job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes; }
 
+clnz_status host_job_write(host_job *h, cl_mem out, uint64_t out_off, uint64_t cap, int counted,
+                           int has_fill, int64_t fill)
+{
+    nz_job *job = &h->job;
+    job->out = out;
+    job->out_off = out_off;
+    job->capacity = cap;
+    clnz_status st = h->s->write(&h->ch, job, counted);
+    return !st && has_fill ? job_fill(&h->ch, job, fill) : st;
+}
+
+void columns_together(const nz_job *job, void *dst, const void *src, uint64_t z, uint64_t apart)
+{
+    size_t col = (size_t)z * job->idx_bytes, from = (size_t)apart * job->idx_bytes;
+    for (int j = 0; j < job->width; ++j) /* each moves down (or to another block): memmove */
+        memmove((char *)dst + j * col, (const char *)src + j * from, col);
+}
+
 /* The job into one buffer, [count | worst entries], read back at once. */
 static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uint64_t fixed,
                             int has_fill, int64_t fill, void **host, uint64_t *entries)
@@ -196,14 +214,11 @@ static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uin
     cl_mem buf = NULL;
     clnz_status st = rw_buffer(ctx, bytes, &buf, "clCreateBuffer(result)");
     if (!st) {
-        job->count = job->out = buf;
+        job->count = buf;
         job->count_off = 0;
-        job->out_off = sizeof(cl_ulong) / unit; /* the entries start after the count */
-        job->capacity = worst;
-        st = h->s->write(&h->ch, job, 0);
+        /* the entries start after the count */
+        st = host_job_write(h, buf, sizeof(cl_ulong) / unit, worst, 0, has_fill, fill);
     }
-    if (!st && has_fill)
-        st = job_fill(&h->ch, job, fill);
     if (!st)
         st = read_back(&h->ch, buf, bytes, stage);
     if (buf)
@@ -216,9 +231,7 @@ static clnz_status one_shot(host_job *h, uint64_t worst, size_t entry_bytes, uin
         if (!*host) {
             st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the result");
         } else if (job->emit == ABI_EMIT_COORDS && job->layout == ABI_LAYOUT_COLUMNS) {
-            size_t col = (size_t)*entries * unit; /* columns are `worst` apart */
-            for (int j = 0; j < job->width; ++j)
-                memcpy((char *)*host + j * col, stage + 8 + (size_t)j * worst * unit, col);
+            columns_together(job, *host, stage + 8, *entries, worst);
         } else {
             memcpy(*host, stage + 8, got);
         }
@@ -245,12 +258,7 @@ static clnz_status counted_entries(host_job *h, uint64_t fixed, size_t entry_byt
     cl_mem outb = NULL;
     st = result_alloc(ctx, bytes, host, &outb, &job->out_fresh);
     if (!st && bytes) {
-        job->out = outb;
-        job->out_off = 0;
-        job->capacity = *entries;
-        st = h->s->write(&h->ch, job, 1);
-        if (!st && has_fill)
-            st = job_fill(&h->ch, job, fill);
+        st = host_job_write(h, outb, 0, *entries, 1, has_fill, fill);
         if (!st)
             st = fetch_result(&h->ch, outb, bytes, *host, ctx->is_cpu);
     }

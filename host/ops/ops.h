@@ -120,6 +120,14 @@ clnz_status host_job_values(host_job *h, const tensor_info *x, const void *x_dat
 clnz_status host_job_count_buffer(host_job *h);
 /* The count only: h->z, and with batches the offsets into offsets (B + 1). */
 clnz_status host_job_count(host_job *h, int64_t *offsets);
+/* The whole job into `cap` entries from element out_off (index or value
+ * units) of out, then the static fill where has_fill; counted as for
+ * strategy.write. */
+clnz_status host_job_write(host_job *h, cl_mem out, uint64_t out_off, uint64_t cap, int counted,
+                           int has_fill, int64_t fill);
+/* A columns-layout result's z entries per column, written `apart` apart at
+ * src, brought to z apart at dst (dst may be src: each column moves down). */
+void columns_together(const nz_job *job, void *dst, const void *src, uint64_t z, uint64_t apart);
 /* Runs the job and brings its entries home: *host (alloc_result) gets
  * `entries` entries of entry_bytes (per column, for the columns layout),
  * where entries is fixed_capacity if not UINT64_MAX, else z; the static
