@@ -22,7 +22,8 @@
  * through unchanged; clnz's own codes are in -2000..-2099. Every call that
  * takes a context leaves a detailed message in it (clnz_context_message);
  * a kernel build failure leaves the build log there. The library never
- * prints, never aborts and frees what it allocated whatever fails. */
+ * prints (but for the clnz-debug: log on stderr CLNZ_DEBUG asks for), never
+ * aborts and frees what it allocated whatever fails. */
 #ifndef CLNZ_H
 #define CLNZ_H
 
@@ -75,7 +76,9 @@ typedef int clnz_status;
 #define CLNZ_ERROR_NO_DEVICE (-2005)      /* no OpenCL platform or device found */
 #define CLNZ_ERROR_INVALID_DEVICE (-2006) /* a device selector that names no device */
 #define CLNZ_ERROR_TOO_LARGE (-2007)      /* a buffer larger than the device allows */
-#define CLNZ_ERROR_KERNEL_SOURCE (-2008)  /* CLNZ_KERNEL_DIR set but a kernel file unreadable */
+/* CLNZ_KERNEL_DIR set but a kernel file unreadable, or its path one that
+ * build options cannot carry (a blank, a quote, a backslash, too long) */
+#define CLNZ_ERROR_KERNEL_SOURCE (-2008)
 /* A fill or scalar value its type cannot hold, a CLNZ_* environment
  * variable's value that clnz does not take (the message names it), a uses
  * list clnz_uses_parse cannot read, a bundle of more than 4096 programs, a
@@ -506,7 +509,9 @@ typedef struct {
 
 /* Frees indices; NULL is fine. A result above 32 MiB is kept instead, while
  * a context lives, for a later result of between half its size and its
- * size: fresh pages would cost a zeroing by the kernel on every call. The
+ * size: fresh pages would cost a zeroing by the kernel on every call. Two
+ * blocks at most, about 1 GiB in all, are kept: a larger one is freed at
+ * once, and a new one takes the place of the older. The
  * kept pages are lent back to the system (MADV_FREE), which takes them if
  * it runs short; the last clnz_context_release frees them. free() on
  * indices is also fine (nothing is kept then). */
@@ -806,7 +811,7 @@ typedef struct {
  * command line takes them: axis "dtypes" (bool, u8, ..., f64), "ops" (count,
  * nonzero, batched, select, where, mask, scan, channels, image2d),
  * "predicates" (nonzero, compare, or an op: eq, ne, lt, le, gt, ge) or
- * "strategies" (single-tile, two-pass, lookback, stream); "all" names every
+ * "strategies" (auto, single-tile, two-pass, lookback, stream); "all" names every
  * one. An unknown axis or name is CLNZ_ERROR_INVALID_VALUE with the reason
  * in msg (if not NULL). */
 clnz_status clnz_uses_parse(clnz_uses *uses, const char *axis, const char *list, char *msg,

@@ -524,28 +524,45 @@ static void test_build_options_with_kernel_dir(void **state)
         clnz_context_release(c);
     }
     /* the folder and the options together past the build options' room:
-     * a clear error before anything is read or built */
-    char deep[240];
+     * a clear error from the context's creation, before anything is read
+     * or built; and from a build, where the variable changed after it */
+    char deep[240], msg[400];
     memset(deep, 'd', sizeof deep - 1);
     deep[0] = '/';
     deep[sizeof deep - 1] = '\0';
+    clnz_context *c = NULL, *kept = NULL;
+    assert_int_equal(clnz_context_create(NULL, &kept, NULL, 0), CLNZ_SUCCESS);
     setenv("CLNZ_KERNEL_DIR", deep, 1);
-    clnz_context *c = NULL;
-    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
-    assert_int_equal(clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
+    assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_ERROR_KERNEL_SOURCE);
+    assert_null(c);
+    assert_non_null(strstr(msg, "CLNZ_KERNEL_DIR is too long: 239 bytes"));
+    assert_int_equal(clnz_scan_enqueue(kept, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_KERNEL_SOURCE);
-    assert_non_null(strstr(clnz_context_message(c), "CLNZ_KERNEL_DIR is too long: 239 bytes"));
-    clnz_context_release(c);
+    assert_non_null(strstr(clnz_context_message(kept), "CLNZ_KERNEL_DIR is too long: 239 bytes"));
     /* a folder that build options cannot name: said so, before any build
      * (PoCL took '-I a b' as two options, CL_INVALID_BUILD_OPTIONS) */
     const char *odd[] = {"/tmp/kernels here", "/tmp/\"q\"", "/tmp/a\tb", "/tmp/a\nb"};
     for (int i = 0; i < 4; ++i) {
         setenv("CLNZ_KERNEL_DIR", odd[i], 1);
-        assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
-        assert_int_equal(clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
+        assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_ERROR_KERNEL_SOURCE);
+        assert_non_null(strstr(msg, "holds a blank, a line break, a quote"));
+        assert_int_equal(clnz_scan_enqueue(kept, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
                          CLNZ_ERROR_KERNEL_SOURCE);
-        assert_non_null(strstr(clnz_context_message(c), "holds a blank, a line break, a quote"));
-        clnz_context_release(c);
+        assert_non_null(strstr(clnz_context_message(kept), "holds a blank, a line break, a quote"));
+    }
+    clnz_context_release(kept);
+    /* build options past their room, or with a line break: INVALID_VALUE
+     * from the creation, naming the variable */
+    setenv("CLNZ_KERNEL_DIR", dir, 1);
+    char longer[200];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[0] = '-', longer[1] = 'D';
+    longer[sizeof longer - 1] = '\0';
+    const char *bad_options[] = {longer, "-DA=1\n-DB=2"};
+    for (int i = 0; i < 2; ++i) {
+        setenv("CLNZ_BUILD_OPTIONS", bad_options[i], 1);
+        assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_ERROR_INVALID_VALUE);
+        assert_non_null(strstr(msg, "CLNZ_BUILD_OPTIONS"));
     }
     kernel_dir_end(&k);
     remove(path);

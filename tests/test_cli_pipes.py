@@ -139,8 +139,12 @@ def test_where_two_d_as_txt_and_more_dims_refused(tmp_path, rng):
     assert out == savetxt_bytes(np.where(c, x, np.float32(-1.5)), " ")
     c3 = save(tmp_path, random_array(rng, "u1", (2, 3, 4)), "c3.npy")
     o = tmp_path / "o.csv"
-    line = expect_error(1, "where", c3, 1, 0, "--format", "csv", "-o", o)
+    line = expect_error(2, "where", c3, 1, 0, "--format", "csv", "-o", o)  # as count's
     assert "up to 2 dimensions" in line and not o.exists()
+    # the rank of an operand's, the condition's 2-D: refused before any work
+    line = expect_error(2, "where", cs, save(tmp_path, random_array(rng, "f4", (3, 4, 5)), "x3.npy"),
+                        0, "--format", "txt", "-o", o)
+    assert "(the output has 3)" in line and not o.exists()
 
 
 def test_unknown_format_touches_nothing(tmp_path):

@@ -281,7 +281,7 @@ def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
     for where in (f, f / "sub"):
         p = clnz("cache", "--clear", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
         assert p.returncode == 1 and not p.stdout, p
-        assert one_error_line(p) == f"clnz: cannot clear the cache: {where} is no folder"
+        assert one_error_line(p) == f"clnz: cannot clear the cache: '{where}' is no folder"
         assert f.read_bytes() == b"mine"
 
 

@@ -791,8 +791,9 @@ static void capture_begin(capture *c)
 }
 
 /* Restores stderr; *made, *again: the log's results made ahead and
- * written again, added to. */
-static void capture_end(capture *c, int *made, int *again)
+ * written again, added to; *made_entries: the entries of the last one made
+ * (left as it was without one). */
+static void capture_end(capture *c, int *made, int *again, long long *made_entries)
 {
     fflush(stderr);
     dup2(c->saved, 2);
@@ -800,7 +801,10 @@ static void capture_end(capture *c, int *made, int *again)
     rewind(c->tmp);
     char line[512];
     while (fgets(line, sizeof line, c->tmp)) {
-        *made += strstr(line, "made before the count") != NULL;
+        long long e;
+        if (strstr(line, "made before the count") && ++*made &&
+            sscanf(line, "clnz-debug: result of %lld entries", &e) == 1)
+            *made_entries = e;
         *again += strstr(line, "passed them: written again") != NULL;
     }
     fclose(c->tmp);
@@ -817,7 +821,7 @@ typedef struct {
  * the caller holds: at most twice its result (with a kept block under it
  * up to twice more: result_mem.c), plus malloc's rounding. */
 static void ahead_call(clnz_context *ctx, const input *in, const ahead_form *f,
-                       const char *what, int *made, int *again)
+                       const char *what, int *made, int *again, long long *made_entries)
 {
     clnz_nonzero_options o;
     clnz_nonzero_options_init(&o);
@@ -835,7 +839,7 @@ static void ahead_call(clnz_context *ctx, const input *in, const ahead_form *f,
     capture_begin(&c);
     clnz_status st = f->select ? clnz_select(ctx, &in->t, in->first, NULL, NULL, NULL, &a)
                                : clnz_nonzero(ctx, &in->t, in->first, NULL, &o, &r);
-    capture_end(&c, made, again);
+    capture_end(&c, made, again, made_entries);
     TU_CHECK(ctx, st);
     void *held;
     size_t bytes;
@@ -903,11 +907,12 @@ static void test_results_made_ahead(void **state)
             clnz_device_info dev;
             TU_CHECK(ctx, clnz_context_device_info(ctx, &dev));
             int made = 0, again = 0;
+            long long entries = 0;
             for (int d = 0; d < nd; ++d) {
                 char what[96];
                 snprintf(what, sizeof what, "%s, form %zu, density %g (call %d)",
                          clnz_strategy_name(ss[k]), f, densities[d], d);
-                ahead_call(ctx, &ins[d], &forms[f], what, &made, &again);
+                ahead_call(ctx, &ins[d], &forms[f], what, &made, &again, &entries);
             }
             if (forms[f].size) /* every call, on any device */
                 assert_true(made == nd && again == 0);
@@ -917,6 +922,28 @@ static void test_results_made_ahead(void **state)
             clnz_context_release(ctx);
         }
     }
+    /* A call of one_shot's size leaves the guesses alone: three nonzero
+     * elements between two sparse inputs made the second's guess all of
+     * its 80000 elements (a 640 KiB block for 1600 entries). */
+    clnz_context *ctx = new_context(CLNZ_STRATEGY_TWO_PASS, 37, 3);
+    clnz_device_info dev;
+    TU_CHECK(ctx, clnz_context_device_info(ctx, &dev));
+    input tiny;
+    int64_t three[] = {3};
+    input_make(&tiny, CLNZ_F32, 1, three, 0, 1.0);
+    const ahead_form rows = {0, CLNZ_LAYOUT_ROWS, CLNZ_INDEX_INT64, 0, 0};
+    int made = 0, again = 0;
+    long long entries = -1;
+    ahead_call(ctx, &ins[4], &rows, "0.02 first", &made, &again, &entries);
+    ahead_call(ctx, &tiny, &rows, "3 nonzero", &made, &again, &entries);
+    ahead_call(ctx, &ins[5], &rows, "0.02 again", &made, &again, &entries);
+    if (strcmp(dev.device_type, "CPU") == 0) { /* the guess from the first call's 2 % */
+        assert_true(made == 1 && again == 0);
+        long long n = shape[0] * shape[1];
+        assert_true(entries > 0 && entries <= n / 20);
+    }
+    clnz_context_release(ctx);
+    free(tiny.buf);
     unsetenv("CLNZ_DEBUG");
     for (int d = 0; d < nd; ++d)
         free(ins[d].buf);

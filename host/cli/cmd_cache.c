@@ -1,6 +1,7 @@
 /* cmd_cache.c: `clnz cache`, the cache folder shown or emptied. The
  * folder is shown by io_show's rule: a path with a line break, a space or
- * a quote in it is printed quoted (as errors quote paths), never raw. */
+ * a quote in it is printed quoted, never raw; its errors quote it always,
+ * as every error of the command quotes its paths. */
 #include "cli/cli.h"
 
 #include <limits.h>
@@ -50,13 +51,15 @@ int cmd_cache(int argc, char **argv)
     } else if (clear) {
         int removed = 0;
         clnz_status st = clnz_cache_clear(&removed);
+        char quoted[IO_QUOTE_MAX];
+        io_quote(dir, quoted, sizeof quoted);
         if (st == CLNZ_ERROR_CACHE_FILE)
             rc = fail(EXIT_FAIL,
                       "cannot clear the cache: %d files removed from %s, others "
                       "could not be (a read-only folder?)",
-                      removed, shown);
+                      removed, quoted);
         else if (st == CLNZ_ERROR_INVALID_VALUE) /* its path's length was checked above */
-            rc = fail(EXIT_FAIL, "cannot clear the cache: %s is no folder", shown);
+            rc = fail(EXIT_FAIL, "cannot clear the cache: %s is no folder", quoted);
         else if (st)
             rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
         else

@@ -100,6 +100,21 @@ int cmd_where(int argc, char **argv)
         rc = big_integer_stands("X", a.positional[1], &y, y_arr, &yo, y_big);
     if (!rc && y_big)
         rc = big_integer_stands("Y", a.positional[2], &x, x_arr, &xo, x_big);
+    if (!rc && a.format != OUT_NPY) {
+        /* text holds up to 2 dimensions: refused before any work, a usage
+         * error as count's counts are (the output has the rank of the
+         * highest operand's, or broadcasting refuses it anyway) */
+        int ndim = ct.rank;
+        if (x_arr && xt.rank > ndim)
+            ndim = xt.rank;
+        if (y_arr && yt.rank > ndim)
+            ndim = yt.rank;
+        if (ndim > 2)
+            rc = fail(EXIT_USAGE,
+                      "--format %s writes up to 2 dimensions, as np.savetxt (the output has "
+                      "%d): use --format npy",
+                      a.format == OUT_CSV ? "csv" : "txt", ndim);
+    }
     clnz_context *ctx = NULL;
     clnz_array res = {0};
     if (!rc)

@@ -138,6 +138,16 @@ static clnz_status programs_setup(clnz_context *c, char *msg, size_t msg_size)
                               msg_size);
     if (st)
         return st;
+    /* CLNZ_BUILD_OPTIONS and CLNZ_KERNEL_DIR are read again at each build
+     * (they may change after); checked here as well, so that a bad value
+     * fails the creation, as every CLNZ_* variable's does, not the first
+     * call that builds */
+    char common[PROGRAM_COMMON_MAX];
+    st = program_common_options(c, common, sizeof common);
+    if (st) {
+        snprintf(msg, msg_size, "%s", clnz_context_message(c));
+        return st;
+    }
     c->can_compile = compiler && !no_compile;
     c->no_compile_reason = !compiler ? "the device has no compiler" : "CLNZ_NO_COMPILE=1";
     const char *bundle = getenv("CLNZ_BUNDLE");

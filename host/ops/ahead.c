@@ -41,7 +41,7 @@
 
 void ahead_learn(clnz_context *ctx, uint64_t n, uint64_t z)
 {
-    if (!n || z > n)
+    if (!ctx->is_cpu || !n || z > n) /* only a CPU device guesses (ahead_entries) */
         return;
     ctx->ahead_density[ctx->ahead_next] = (uint64_t)((double)z / (double)n * DENSITY_ONE);
     ctx->ahead_next = (ctx->ahead_next + 1) % AHEAD_CALLS;

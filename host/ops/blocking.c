@@ -277,7 +277,8 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
         return st;
     uint64_t worst = fixed != UINT64_MAX ? fixed : job->t.n;
     *host = NULL;
-    if (!counted && !job->batches && entry_bytes && worst <= ONE_SHOT_BYTES / entry_bytes) {
+    int small = entry_bytes && worst <= ONE_SHOT_BYTES / entry_bytes;
+    if (!counted && !job->batches && small) {
         st = one_shot(h, worst, entry_bytes, fixed, has_fill, fill, host, entries);
     } else {
         uint64_t ahead = counted || job->batches ? 0 : ahead_entries(h, fixed, entry_bytes);
@@ -286,7 +287,9 @@ clnz_status host_job_entries(host_job *h, uint64_t fixed, size_t entry_bytes, in
         if (!st && !*host) /* no result made ahead, or the count passed it */
             st = counted_entries(h, fixed, entry_bytes, has_fill, fill, host, entries);
     }
-    if (!st && !job->batches)
+    /* the guesses come from calls that could use one: a few dense
+     * elements before a large sparse input would make its guess all of it */
+    if (!st && !job->batches && !small)
         ahead_learn(h->ch.ctx, job->t.n, h->z);
     return st;
 }
