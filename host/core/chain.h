@@ -11,9 +11,18 @@ typedef struct {
     const cl_event *wait;
     cl_event last; /* event of the last command enqueued in this call */
     int debug_wait; /* CLNZ_DEBUG may wait for this call's launches (chain_begin) */
+    cl_event gate;  /* a user event the first command waits on (chain_gate), or NULL */
 } chain;
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
+/* For a call that waits for its own commands (a blocking call), on a CPU
+ * device: its commands are held until chain_open, which every wait of the
+ * call comes after (transfer.c, chain_end). Without a gate (another device,
+ * CLNZ_DEBUG, a caller's wait list, no user event to be had) nothing
+ * changes. */
+void chain_gate(chain *ch);
+/* Lets the held commands run; idempotent. */
+void chain_open(chain *ch);
 clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local);
 /* Writes `count` copies of a value of `size` bytes (4 or 8) from byte_off on. */
 clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,

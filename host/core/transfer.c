@@ -56,17 +56,27 @@ static cl_int wait_own_n(cl_command_queue q, cl_uint n, cl_event *evs)
 
 static cl_int wait_own(cl_command_queue q, cl_event ev) { return wait_own_n(q, 1, &ev); }
 
-clnz_status read_after(clnz_context *ctx, cl_mem buf, size_t offset, size_t bytes, void *dst,
-                       cl_uint n_wait, const cl_event *wait)
+/* The read enqueued, a chain's held commands let go (chain_gate), then
+ * the wait. */
+static clnz_status read_opened(clnz_context *ctx, chain *ch, cl_mem buf, size_t offset,
+                               size_t bytes, void *dst, cl_uint n_wait, const cl_event *wait)
 {
     cl_event done = NULL;
     cl_int e = clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, offset, bytes, dst, n_wait, wait,
                                    &done);
+    if (ch)
+        chain_open(ch);
     if (!e)
         e = wait_own(ctx->queue, done);
     if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
         fprintf(stderr, "clnz-debug: host read of %zu bytes\n", bytes);
     return CL_CHECK(ctx, e, "clEnqueueReadBuffer");
+}
+
+clnz_status read_after(clnz_context *ctx, cl_mem buf, size_t offset, size_t bytes, void *dst,
+                       cl_uint n_wait, const cl_event *wait)
+{
+    return read_opened(ctx, NULL, buf, offset, bytes, dst, n_wait, wait);
 }
 
 clnz_status read_back(chain *ch, cl_mem buf, size_t bytes, void *dst)
@@ -79,7 +89,7 @@ clnz_status read_back_at(chain *ch, cl_mem buf, size_t offset, size_t bytes, voi
     cl_event wbuf[2];
     const cl_event *list;
     cl_uint n = chain_wait_list(ch, wbuf, 2, &list);
-    return read_after(ch->ctx, buf, offset, bytes, dst, n, list);
+    return read_opened(ch->ctx, ch, buf, offset, bytes, dst, n, list);
 }
 
 /* The result's bytes on the host. A CPU device wrote them in place (the
@@ -99,8 +109,10 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
     void *p = clEnqueueMapBuffer(q, buf, CL_FALSE, CL_MAP_READ, 0, bytes, n, list, &ev, &e);
     if (ch->ctx->debug)
         fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
-    if (e)
+    if (e) {
+        chain_open(ch); /* before every return or wait: the caller waits next */
         return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
+    }
     if (p == dst) {
         /* mapped in place, nothing to copy: the unmap goes right behind the
          * map (after its event: the caller's queue may run out of order) and
@@ -108,11 +120,14 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
          * blocking call on PoCL). Where the unmap cannot be enqueued, the
          * steps below wait for the map and try it again. */
         cl_event unmapped = NULL;
-        if (clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped) == CL_SUCCESS) {
+        cl_int u = clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped);
+        chain_open(ch); /* the map and the unmap queued behind the commands */
+        if (u == CL_SUCCESS) {
             cl_event both[2] = {ev, unmapped};
             return CL_CHECK(ch->ctx, wait_own_n(q, 2, both), "clEnqueueMapBuffer(result)");
         }
     }
+    chain_open(ch);
     e = wait_own(q, ev);
     if (!e && p != dst) /* a driver that mapped a copy after all */
         memcpy(dst, p, bytes);
@@ -137,9 +152,12 @@ clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst,
     cl_ulong z = 0;
     cl_int e = clEnqueueReadBuffer(ctx->queue, count_buf, CL_FALSE, count_off, sizeof z, &z, n,
                                    list, &ev);
-    if (e)
+    if (e) {
+        chain_open(ch);
         return CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
+    }
     clnz_status st = fetch_result(ch, buf, bytes, dst, in_place);
+    chain_open(ch); /* fetch_result opened it, unless it failed first */
     e = wait_own(ctx->queue, ev); /* whatever failed: z must not be written after return */
     if (ctx->debug)
         fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);
