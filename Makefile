@@ -95,7 +95,8 @@ $(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 FAULT_WRAP = clCreateBuffer clCreateKernel clEnqueueMapBuffer clEnqueueNDRangeKernel \
              clEnqueueReadBuffer clEnqueueFillBuffer clBuildProgram clCreateContext \
              clCreateCommandQueue clCreateProgramWithSource clCreateProgramWithBinary \
-             clEnqueueUnmapMemObject clFinish clWaitForEvents \
+             clEnqueueUnmapMemObject clFinish clWaitForEvents clCreateUserEvent \
+             clSetUserEventStatus \
              malloc calloc realloc posix_memalign
 $(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 	$(CC) -o $@ $^ $(FAULT_WRAP:%=-Wl,--wrap=%) -lcmocka $(LDLIBS)

@@ -32,6 +32,8 @@
            (cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e), (c, f, s, h, e))      \
     OBJECT(cl_kernel, clCreateKernel, CL_OUT_OF_HOST_MEMORY,                                   \
            (cl_program p, const char *n, cl_int *e), (p, n, e))                                \
+    OBJECT(cl_event, clCreateUserEvent, CL_OUT_OF_HOST_MEMORY, (cl_context c, cl_int *e),      \
+           (c, e))                                                                             \
     OBJECT(void *, clEnqueueMapBuffer, CL_MAP_FAILURE,                                         \
            (cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s,      \
             cl_uint n, const cl_event *w, cl_event *ev, cl_int *e),                            \
@@ -52,6 +54,7 @@
            (cl_command_queue q, cl_mem b, const void *p, size_t ps, size_t o, size_t s,        \
             cl_uint n, const cl_event *w, cl_event *e),                                        \
            (q, b, p, ps, o, s, n, w, e))                                                       \
+    STATUS(clSetUserEventStatus, CL_OUT_OF_RESOURCES, (cl_event ev, cl_int s), (ev, s))       \
     STATUS(clEnqueueUnmapMemObject, CL_OUT_OF_RESOURCES,                                       \
            (cl_command_queue q, cl_mem m, void *p, cl_uint n, const cl_event *w, cl_event *e), \
            (q, m, p, n, w, e))                                                                 \

@@ -23,8 +23,16 @@ static cl_int injected;    /* what it returned */
 static const char *victim; /* which call it was */
 static int should_fail(cl_int code);
 
+static const char *fail_every; /* while armed, every call of this name fails too */
+
 static int should_fail_at(cl_int code, const char *name)
 {
+    if (armed && fail_every && strcmp(name, fail_every) == 0) {
+        fired = 1;
+        injected = code;
+        victim = name;
+        return 1;
+    }
     if (!should_fail(code))
         return 0;
     victim = name;
@@ -504,12 +512,55 @@ static void test_context_creation_faults(void **state)
     assert_true(k - 1 >= 3); /* the context, its queue, the struct at least */
 }
 
+/* A blocking call's gate (chain_gate, a CPU device) that can never be
+ * opened, every clSetUserEventStatus failing: the call fails with that
+ * status instead of waiting forever for commands that never run, the
+ * context then fails every call at once saying why (its queue holds them),
+ * its release returns, and a new context works. */
+static void test_gate_never_opened(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_ELEMS; ++i)
+        input[i] = (tu_rand() % 3 == 0) ? (float)(1 + tu_rand() % 7) : 0.0f;
+    clnz_context *ctx = fresh_context(NULL);
+    clnz_device_info dev;
+    TU_CHECK(ctx, clnz_context_device_info(ctx, &dev));
+    uint64_t want = 0, got = 0;
+    TU_CHECK(ctx, run_nonzero(ctx, &want));
+    calls = 0, fail_at = 0, fired = 0, injected = 0;
+    fail_every = "clSetUserEventStatus";
+    armed = 1;
+    clnz_status st = run_nonzero(ctx, &got);
+    armed = 0;
+    fail_every = NULL;
+    if (strcmp(dev.device_type, "CPU") != 0) { /* no gate: nothing held */
+        assert_false(fired);
+        TU_CHECK(ctx, st);
+        clnz_context_release(ctx);
+        return;
+    }
+    assert_true(fired);
+    assert_int_equal(st, CL_OUT_OF_RESOURCES);
+    assert_non_null(strstr(clnz_context_message(ctx), "can never run"));
+    int64_t shape[1] = {N_ELEMS}, count = -1;
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    assert_int_equal(clnz_count(ctx, &t, input, NULL, &count), CL_OUT_OF_RESOURCES);
+    assert_non_null(strstr(clnz_context_message(ctx), "release the context and make another"));
+    assert_int_equal(count, -1);
+    clnz_context_release(ctx);
+    ctx = fresh_context(NULL);
+    TU_CHECK(ctx, run_nonzero(ctx, &got));
+    assert_true(got == want);
+    clnz_context_release(ctx);
+}
+
 int main(void)
 {
     tu_seed("test_faults");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_injection_point),
         cmocka_unit_test(test_context_creation_faults),
+        cmocka_unit_test(test_gate_never_opened),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

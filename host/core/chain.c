@@ -80,16 +80,23 @@ void chain_gate(chain *ch)
         ch->gate = g; /* else ungated: as fast as before, and as correct */
 }
 
-void chain_open(chain *ch)
+cl_int chain_open(chain *ch)
 {
+    clnz_context *ctx = ch->ctx;
     if (!ch->gate)
-        return;
+        return ctx->queue_lost;
     /* CL_COMPLETE: a status set once cannot be set again, so a second try
      * is only for a driver that failed the first for want of resources */
-    if (clSetUserEventStatus(ch->gate, CL_COMPLETE) != CL_SUCCESS)
-        clSetUserEventStatus(ch->gate, CL_COMPLETE);
+    cl_int e = clSetUserEventStatus(ch->gate, CL_COMPLETE);
+    if (e)
+        e = clSetUserEventStatus(ch->gate, CL_COMPLETE);
     clReleaseEvent(ch->gate);
     ch->gate = NULL;
+    if (e) {
+        ctx->queue_lost = e;
+        ctx_queue_lost(ctx);
+    }
+    return e;
 }
 
 #define MAX_WAIT 64
@@ -101,10 +108,10 @@ cl_uint chain_wait_list(chain *ch, cl_event *buf, cl_uint buf_max, const cl_even
         *list = buf;
         return 1;
     }
-    cl_uint n = 0;
-    for (cl_uint i = 0; i < ch->n_wait && n + 1 < buf_max; ++i)
+    cl_uint n = 0, room = ch->gate ? 2 : 1; /* for the gate and the last event */
+    for (cl_uint i = 0; i < ch->n_wait && n + room < buf_max; ++i)
         buf[n++] = ch->wait[i];
-    if (ch->gate) /* only without a caller's list: room for it and the last event */
+    if (ch->gate) /* only without a caller's list (chain_gate): both fit in 2 */
         buf[n++] = ch->gate;
     if (ch->ctx->last_event)
         buf[n++] = ch->ctx->last_event;
@@ -147,8 +154,9 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
     } else if (ctx->debug) {
         /* CLNZ_DEBUG: the user asked for a log on stderr and a wait per launch
          * (for this launch only: the queue may be the caller's) */
-        chain_open(ch);
-        e = clWaitForEvents(1, &ev);
+        e = chain_open(ch);
+        if (!e)
+            e = clWaitForEvents(1, &ev);
         fprintf(stderr, "clnz-debug: %s global %zu local %zu: %s\n", name, global, local,
                 clnz_status_string(e));
         if (e) {
@@ -205,7 +213,14 @@ clnz_status chain_copy_image(chain *ch, cl_mem image, const size_t *origin, cons
 clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
 {
     clnz_context *ctx = ch->ctx;
-    chain_open(ch); /* whatever failed: the held commands run, and may be waited for */
+    /* whatever failed: the held commands run, and may be waited for */
+    cl_int lost = chain_open(ch);
+    if (lost) { /* they never will: nothing waits for them (ctx->queue_lost) */
+        if (ch->last)
+            clReleaseEvent(ch->last);
+        ch->last = NULL;
+        return st ? st : lost;
+    }
     if (st == CLNZ_SUCCESS && !ch->last) {
         /* nothing was enqueued: a marker still gives the caller an event */
         cl_event buf[MAX_WAIT];

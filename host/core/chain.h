@@ -21,8 +21,11 @@ void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *w
  * CLNZ_DEBUG, a caller's wait list, no user event to be had) nothing
  * changes. */
 void chain_gate(chain *ch);
-/* Lets the held commands run; idempotent. */
-void chain_open(chain *ch);
+/* Lets the held commands run; idempotent. A gate that cannot be opened
+ * fails with the driver's status (and the message), and leaves the context
+ * failing every later call (ctx->queue_lost): its commands, and all behind
+ * them on the queue, never run, so nothing may wait for them. */
+cl_int chain_open(chain *ch);
 clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global, size_t local);
 /* Writes `count` copies of a value of `size` bytes (4 or 8) from byte_off on. */
 clnz_status chain_fill(chain *ch, cl_mem buf, size_t byte_off, uint64_t value, size_t size,

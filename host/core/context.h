@@ -83,6 +83,10 @@ struct clnz_context {
     cl_ulong max_alloc;
     size_t forced_wg, forced_items;
     int debug; /* CLNZ_DEBUG: wait for and log every launch */
+    /* a gate (chain_gate) that could not be opened: its commands never
+     * run, nor does anything behind them on the queue, so every later call
+     * fails with this status instead of waiting forever */
+    cl_int queue_lost;
 
     kernel_entry *kernels; /* built kernels, grown on demand */
     int n_kernels, cap_kernels;
@@ -171,6 +175,8 @@ void ctx_hold_end(clnz_context **held);
     CTX_HOLD(ctx);                                                                             \
     if (!(ctx))                                                                                \
         return CLNZ_ERROR_INVALID_ARGUMENT;                                                    \
-    ctx_clear_message(ctx)
+    ctx_clear_message(ctx);                                                                    \
+    if ((ctx)->queue_lost)                                                                     \
+        return ctx_queue_lost(ctx)
 
 #endif

@@ -234,3 +234,11 @@ const char *clnz_context_message(const clnz_context *cctx)
         return m->long_text;
     return m->text[0] ? m->text : m->warning;
 }
+
+clnz_status ctx_queue_lost(clnz_context *ctx)
+{
+    return ctx_fail(ctx, ctx->queue_lost,
+                    "the context's queue holds commands that can never run (a call's user event "
+                    "could not be set: %s): release the context and make another",
+                    clnz_status_string(ctx->queue_lost));
+}

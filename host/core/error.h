@@ -13,6 +13,9 @@ clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...
 /* An OpenCL call's result: success passes, a failure records "what: CL_NAME (file:line)". */
 clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *file, int line);
 void ctx_clear_message(clnz_context *ctx);
+/* The failure of every call on a context whose queue holds commands that
+ * can never run (ctx->queue_lost: chain_open). */
+clnz_status ctx_queue_lost(clnz_context *ctx);
 void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body);
 /* A problem that does not fail the call (a cache that cannot be written). */
 void ctx_warn(clnz_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -64,8 +64,13 @@ static clnz_status read_opened(clnz_context *ctx, chain *ch, cl_mem buf, size_t 
     cl_event done = NULL;
     cl_int e = clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, offset, bytes, dst, n_wait, wait,
                                    &done);
-    if (ch)
-        chain_open(ch);
+    cl_int lost = ch && !e ? chain_open(ch) : CL_SUCCESS;
+    if (lost) { /* the read never runs: no wait (chain_open said why) */
+        clReleaseEvent(done);
+        return lost;
+    }
+    if (e && ch)
+        chain_open(ch); /* the caller waits next (chain_end) */
     if (!e)
         e = wait_own(ctx->queue, done);
     if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
@@ -121,13 +126,27 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
          * steps below wait for the map and try it again. */
         cl_event unmapped = NULL;
         cl_int u = clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped);
-        chain_open(ch); /* the map and the unmap queued behind the commands */
+        /* the map and the unmap queued behind the commands; where they can
+         * never run, no wait */
+        cl_int lost = chain_open(ch);
+        if (lost) {
+            clReleaseEvent(ev);
+            if (u == CL_SUCCESS)
+                clReleaseEvent(unmapped);
+            return lost;
+        }
         if (u == CL_SUCCESS) {
             cl_event both[2] = {ev, unmapped};
             return CL_CHECK(ch->ctx, wait_own_n(q, 2, both), "clEnqueueMapBuffer(result)");
         }
     }
-    chain_open(ch);
+    cl_int lost = chain_open(ch);
+    if (lost) { /* the map never runs: undone, and neither waited for */
+        clReleaseEvent(ev);
+        if (clEnqueueUnmapMemObject(q, buf, p, 0, NULL, &ev) == CL_SUCCESS)
+            clReleaseEvent(ev);
+        return lost;
+    }
     e = wait_own(q, ev);
     if (!e && p != dst) /* a driver that mapped a copy after all */
         memcpy(dst, p, bytes);
@@ -157,7 +176,11 @@ clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst,
         return CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
     }
     clnz_status st = fetch_result(ch, buf, bytes, dst, in_place);
-    chain_open(ch); /* fetch_result opened it, unless it failed first */
+    cl_int lost = chain_open(ch); /* fetch_result opened it, unless it failed first */
+    if (lost) {
+        clReleaseEvent(ev);
+        return st ? st : lost;
+    }
     e = wait_own(ctx->queue, ev); /* whatever failed: z must not be written after return */
     if (ctx->debug)
         fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);
