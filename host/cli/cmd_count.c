@@ -89,11 +89,9 @@ int cmd_count(int argc, char **argv)
     if (!rc && out < 0)
         rc = EXIT_FAIL;
     out_format format = a.format_given || a.output ? a.format : OUT_TXT;
-    if (!rc && format != OUT_NPY && ndim > 2) /* before any counting */
-        rc = a.format_given ? fail(EXIT_USAGE,
-                                   "--format %s writes up to 2 dimensions, as np.savetxt (the "
-                                   "counts have %d): use --format npy",
-                                   format == OUT_CSV ? "csv" : "txt", ndim)
+    char deep[CLI_ERR_MAX];
+    if (!rc && text_too_deep(format, ndim, deep, sizeof deep)) /* before any counting */
+        rc = a.format_given ? fail(EXIT_USAGE, "%s", deep)
                             : fail(EXIT_USAGE,
                                    "the counts have %d dimensions, more than text holds: write "
                                    "them with -o COUNTS.npy",

@@ -100,7 +100,7 @@ int cmd_where(int argc, char **argv)
         rc = big_integer_stands("X", a.positional[1], &y, y_arr, &yo, y_big);
     if (!rc && y_big)
         rc = big_integer_stands("Y", a.positional[2], &x, x_arr, &xo, x_big);
-    if (!rc && a.format != OUT_NPY) {
+    if (!rc) {
         /* text holds up to 2 dimensions: refused before any work, a usage
          * error as count's counts are (the output has the rank of the
          * highest operand's, or broadcasting refuses it anyway) */
@@ -109,11 +109,8 @@ int cmd_where(int argc, char **argv)
             ndim = xt.rank;
         if (y_arr && yt.rank > ndim)
             ndim = yt.rank;
-        if (ndim > 2)
-            rc = fail(EXIT_USAGE,
-                      "--format %s writes up to 2 dimensions, as np.savetxt (the output has "
-                      "%d): use --format npy",
-                      a.format == OUT_CSV ? "csv" : "txt", ndim);
+        if (text_too_deep(a.format, ndim, err, sizeof err))
+            rc = fail(EXIT_USAGE, "%s", err);
     }
     clnz_context *ctx = NULL;
     clnz_array res = {0};

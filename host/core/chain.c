@@ -72,6 +72,8 @@ void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *w
 void chain_gate(chain *ch)
 {
     clnz_context *ctx = ch->ctx;
+    /* never under CLNZ_DEBUG, whose wait after each launch (chain_launch)
+     * would meet it */
     if (!ctx->is_cpu || ctx->debug || ch->n_wait || ch->last)
         return;
     cl_int e = CL_SUCCESS;
@@ -154,9 +156,7 @@ clnz_status chain_launch(chain *ch, cl_kernel k, const char *name, size_t global
     } else if (ctx->debug) {
         /* CLNZ_DEBUG: the user asked for a log on stderr and a wait per launch
          * (for this launch only: the queue may be the caller's) */
-        e = chain_open(ch);
-        if (!e)
-            e = clWaitForEvents(1, &ev);
+        e = clWaitForEvents(1, &ev); /* never held: chain_gate holds nothing then */
         fprintf(stderr, "clnz-debug: %s global %zu local %zu: %s\n", name, global, local,
                 clnz_status_string(e));
         if (e) {

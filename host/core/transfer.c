@@ -56,21 +56,28 @@ static cl_int wait_own_n(cl_command_queue q, cl_uint n, cl_event *evs)
 
 static cl_int wait_own(cl_command_queue q, cl_event ev) { return wait_own_n(q, 1, &ev); }
 
-/* The read enqueued, a chain's held commands let go (chain_gate), then
- * the wait. */
+/* Before a wait of a call whose commands are held (chain_gate): lets them
+ * go. Where that fails they never run: the n events to be waited for are
+ * released, nothing may wait, and the status is returned (its message is
+ * set). An error return needs no opening: chain_end opens before it waits. */
+static cl_int open_before_wait(chain *ch, cl_uint n, cl_event *evs)
+{
+    cl_int lost = chain_open(ch);
+    for (cl_uint i = 0; lost && i < n; ++i)
+        clReleaseEvent(evs[i]);
+    return lost;
+}
+
+/* The read enqueued, a chain's held commands let go, then the wait. */
 static clnz_status read_opened(clnz_context *ctx, chain *ch, cl_mem buf, size_t offset,
                                size_t bytes, void *dst, cl_uint n_wait, const cl_event *wait)
 {
     cl_event done = NULL;
     cl_int e = clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, offset, bytes, dst, n_wait, wait,
                                    &done);
-    cl_int lost = ch && !e ? chain_open(ch) : CL_SUCCESS;
-    if (lost) { /* the read never runs: no wait (chain_open said why) */
-        clReleaseEvent(done);
+    cl_int lost = ch && !e ? open_before_wait(ch, 1, &done) : CL_SUCCESS;
+    if (lost)
         return lost;
-    }
-    if (e && ch)
-        chain_open(ch); /* the caller waits next (chain_end) */
     if (!e)
         e = wait_own(ctx->queue, done);
     if (ctx->debug) /* CLNZ_DEBUG: the user asked for a log on stderr */
@@ -114,10 +121,8 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
     void *p = clEnqueueMapBuffer(q, buf, CL_FALSE, CL_MAP_READ, 0, bytes, n, list, &ev, &e);
     if (ch->ctx->debug)
         fprintf(stderr, "clnz-debug: host read of %zu bytes (mapped in place)\n", bytes);
-    if (e) {
-        chain_open(ch); /* before every return or wait: the caller waits next */
+    if (e)
         return CL_CHECK(ch->ctx, e, "clEnqueueMapBuffer(result)");
-    }
     if (p == dst) {
         /* mapped in place, nothing to copy: the unmap goes right behind the
          * map (after its event: the caller's queue may run out of order) and
@@ -126,23 +131,15 @@ clnz_status fetch_result(chain *ch, cl_mem buf, size_t bytes, void *dst, int in_
          * steps below wait for the map and try it again. */
         cl_event unmapped = NULL;
         cl_int u = clEnqueueUnmapMemObject(q, buf, p, 1, &ev, &unmapped);
-        /* the map and the unmap queued behind the commands; where they can
-         * never run, no wait */
-        cl_int lost = chain_open(ch);
-        if (lost) {
-            clReleaseEvent(ev);
-            if (u == CL_SUCCESS)
-                clReleaseEvent(unmapped);
+        cl_event both[2] = {ev, unmapped}; /* queued behind the held commands */
+        cl_int lost = open_before_wait(ch, u == CL_SUCCESS ? 2 : 1, both);
+        if (lost)
             return lost;
-        }
-        if (u == CL_SUCCESS) {
-            cl_event both[2] = {ev, unmapped};
+        if (u == CL_SUCCESS)
             return CL_CHECK(ch->ctx, wait_own_n(q, 2, both), "clEnqueueMapBuffer(result)");
-        }
     }
-    cl_int lost = chain_open(ch);
+    cl_int lost = open_before_wait(ch, 1, &ev);
     if (lost) { /* the map never runs: undone, and neither waited for */
-        clReleaseEvent(ev);
         if (clEnqueueUnmapMemObject(q, buf, p, 0, NULL, &ev) == CL_SUCCESS)
             clReleaseEvent(ev);
         return lost;
@@ -171,16 +168,12 @@ clnz_status fetch_result_counted(chain *ch, cl_mem buf, size_t bytes, void *dst,
     cl_ulong z = 0;
     cl_int e = clEnqueueReadBuffer(ctx->queue, count_buf, CL_FALSE, count_off, sizeof z, &z, n,
                                    list, &ev);
-    if (e) {
-        chain_open(ch);
+    if (e)
         return CL_CHECK(ctx, e, "clEnqueueReadBuffer(count)");
-    }
     clnz_status st = fetch_result(ch, buf, bytes, dst, in_place);
-    cl_int lost = chain_open(ch); /* fetch_result opened it, unless it failed first */
-    if (lost) {
-        clReleaseEvent(ev);
+    cl_int lost = open_before_wait(ch, 1, &ev); /* fetch_result's, unless it failed first */
+    if (lost)
         return st ? st : lost;
-    }
     e = wait_own(ctx->queue, ev); /* whatever failed: z must not be written after return */
     if (ctx->debug)
         fprintf(stderr, "clnz-debug: host read of %zu bytes\n", sizeof z);

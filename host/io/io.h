@@ -113,6 +113,10 @@ void npy_byteswap(void *data, uint64_t n, size_t elem);
 typedef enum { OUT_NPY, OUT_CSV, OUT_TXT } out_format;
 /* "npy", "csv" or "txt" into *format: 1, else 0. */
 int out_format_parse(const char *name, out_format *format);
+/* 1 with a one-line reason in err where format is text and an output of
+ * ndim dimensions cannot be (np.savetxt writes up to 2), else 0: the
+ * commands refuse such an output before any work. */
+int text_too_deep(out_format format, int ndim, char *err, size_t err_size);
 /* A C-order array of ndim 0..2 as text (csv: ',' between the entries of
  * a row, txt: ' '), malloc'd, its length in *len; NULL with a one-line
  * reason in err (ndim > 2, out of memory). */

@@ -75,17 +75,23 @@ static int reserve(char **text, size_t *cap, size_t n)
     return 1;
 }
 
+int text_too_deep(out_format format, int ndim, char *err, size_t err_size)
+{
+    if (format == OUT_NPY || ndim <= 2)
+        return 0;
+    snprintf(err, err_size,
+             "--format %s writes up to 2 dimensions, as np.savetxt (the output has %d): use "
+             "--format npy",
+             format_names[format], ndim);
+    return 1;
+}
+
 char *text_format(out_format format, clnz_dtype dtype, int ndim, const int64_t *shape,
                   const void *data, size_t *len, char *err, size_t err_size)
 {
-    const char *name = format_names[format];
-    if (ndim > 2) {
-        snprintf(err, err_size,
-                 "--format %s writes arrays of up to 2 dimensions, as np.savetxt (this one has "
-                 "%d): use --format npy",
-                 name, ndim);
+    if (text_too_deep(format, ndim, err, err_size))
         return NULL;
-    }
+    const char *name = format_names[format];
     size_t rows = ndim == 0 ? 1 : (size_t)shape[0];
     size_t cols = ndim == 2 ? (size_t)shape[1] : 1;
     char delim = format == OUT_CSV ? ',' : ' ';
