@@ -42,7 +42,7 @@ KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl
              kernels/chunk.cl kernels/value.cl kernels/index.cl kernels/nt_store.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
         test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem \
-        test_fork test_count_batched
+        test_fork test_count_batched test_io_alloc
 
 LIB_OBJ = $(LIB_SRC:host/%.c=$(B)/obj/%.o) $(B)/obj/kernels_src.o
 CLI_OBJ = $(CLI_SRC:host/%.c=$(B)/obj/%.o)
@@ -89,6 +89,11 @@ $(B)/obj/tests/testutil.o: tests/testutil.c tests/testutil.h include/clnz.h
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 
 $(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
+	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
+
+# The command's own readers (not the library's): the memory arrays are read into.
+IO_READ_OBJ = $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o
+$(B)/test_io_alloc: $(B)/obj/tests/test_io_alloc.o $(B)/obj/tests/testutil.o $(IO_READ_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
 
 # The fault-injection suite intercepts these calls inside the static library.
@@ -166,9 +171,9 @@ deps:
 bench-tools: $(B)/bench_clnz $(B)/bench_overhead $(B)/membw $(B)/bench_ab
 
 $(B)/bench_clnz: scripts/bench_clnz.c scripts/bench_time.h $(B)/obj/c_loop.o $(B)/obj/mem_floor.o \
-                $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a
+                $(IO_READ_OBJ) $(B)/libclnz.a
 	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_clnz.c $(B)/obj/c_loop.o $(B)/obj/mem_floor.o \
-	  $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
+	  $(IO_READ_OBJ) $(B)/libclnz.a $(LDLIBS)
 
 # The C loop clnz is held to and the memory floor under both, built as well
 # as this compiler can (-O3 for this very CPU), not as the library's host
@@ -180,10 +185,8 @@ $(B)/obj/c_loop.o $(B)/obj/mem_floor.o:
 	$(CC) -O3 -march=native -std=gnu11 -Wall -Wextra -pthread -Iinclude -c -o $@ $<
 
 # A kernel change against the kernels before it, in one process.
-$(B)/bench_ab: scripts/bench_ab.c scripts/bench_time.h $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o \
-              $(B)/obj/io/input.o $(B)/libclnz.a
-	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_ab.c $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o \
-	  $(B)/obj/io/input.o $(B)/libclnz.a $(LDLIBS)
+$(B)/bench_ab: scripts/bench_ab.c scripts/bench_time.h $(IO_READ_OBJ) $(B)/libclnz.a
+	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_ab.c $(IO_READ_OBJ) $(B)/libclnz.a $(LDLIBS)
 
 # The per-call host overhead against a bare kernel launch (issue 17.4).
 $(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.h \

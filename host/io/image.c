@@ -192,7 +192,7 @@ static int png_read(const char *name, const unsigned char *buf, size_t len, npy_
     size_t rowbytes = png_get_rowbytes(png, info);
     if (h && rowbytes > SIZE_MAX / h / 2)
         png_error(png, "image too large");
-    px = malloc(rowbytes * h > 0 ? rowbytes * h : 1);
+    px = io_data_alloc(rowbytes * h);
     rows = malloc(h * sizeof *rows);
     if (!px || !rows)
         png_error(png, "out of memory");

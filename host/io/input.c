@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -245,4 +246,17 @@ unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size)
     buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+void *io_data_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+    if (posix_memalign(&p, bytes >= IO_HUGE_MIN_BYTES ? huge : 4096, bytes ? bytes : 1) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= IO_HUGE_MIN_BYTES) /* a hint: where it is refused, 4 KiB pages as before */
+        madvise(p, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
+    return p;
 }

@@ -156,15 +156,13 @@ static int read_stream_data(in_file *in, const char *name, npy_array *a, uint64_
 }
 
 /* The data of a regular file: its size was checked against the shape; a
- * read that comes up short means the file shrank meanwhile. Page-aligned,
- * as the mapping was, for devices that use host memory in place. */
+ * read that comes up short means the file shrank meanwhile. */
 static int read_file_data(in_file *in, const char *name, npy_array *a, uint64_t want,
                           char *err, size_t err_size)
 {
-    if (want > SIZE_MAX || posix_memalign(&a->buffer, 4096, want ? (size_t)want : 1) != 0) {
-        a->buffer = NULL;
+    a->buffer = want > SIZE_MAX ? NULL : io_data_alloc((size_t)want);
+    if (!a->buffer)
         FAIL("%s: out of memory for %llu data bytes", name, (unsigned long long)want);
-    }
     int64_t got = in_read(in, a->buffer, want);
     if (got < 0)
         FAIL("cannot read %s: %s", name, strerror(errno));
