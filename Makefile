@@ -92,6 +92,7 @@ $(B)/test_%: $(B)/obj/tests/test_%.o $(B)/obj/tests/testutil.o $(B)/libclnz.a
 	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
 
 # The command's own readers (not the library's): the memory arrays are read into.
+$(B)/obj/tests/test_io_alloc.o: host/io/io.h
 IO_READ_OBJ = $(B)/obj/io/npy.o $(B)/obj/io/npy_header.o $(B)/obj/io/input.o
 $(B)/test_io_alloc: $(B)/obj/tests/test_io_alloc.o $(B)/obj/tests/testutil.o $(IO_READ_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $^ -lcmocka $(LDLIBS)
@@ -193,8 +194,8 @@ $(B)/bench_overhead: scripts/bench_overhead.c scripts/bench_time.h include/clnz.
                     $(B)/libclnz.a
 	$(CC) $(CFLAGS) -Iscripts -o $@ scripts/bench_overhead.c $(B)/libclnz.a $(LDLIBS)
 
-$(B)/membw: scripts/membw.c scripts/read_loop.h
-	$(CC) -O3 -march=native -std=gnu11 -Wall -o $@ $< -lpthread
+$(B)/membw: scripts/membw.c scripts/read_loop.h $(B)/obj/io/input.o
+	$(CC) -O3 -march=native -std=gnu11 -Wall -Iinclude -Ihost -o $@ $< $(B)/obj/io/input.o -lpthread
 
 # The imaging example (scripts/threshold_example.c): a synthetic night sky
 # thresholded and its bright pixels found on one queue, into build/; the

@@ -9,7 +9,8 @@
  *   device_nonzero: clnz_nonzero_enqueue + clFinish, input already on the
  *                   device, output (capacity z), count and scratch reused
  *                   (on a CPU device the input buffer is the host array
- *                   the other kinds read, in place);
+ *                   the other kinds read, the output host memory of the
+ *                   results' kind, both in place);
  *   device_count:   clnz_count_enqueue + clFinish, likewise;
  *   host_nonzero:   clnz_nonzero on the host array (upload, run, read back
  *                   into a fresh malloc'd result, freed after each run);
@@ -232,11 +233,13 @@ int main(int argc, char **argv)
     cl_command_queue q = clnz_context_queue(ctx);
     /* On a CPU device the device-resident call reads the very array the
      * blocking call, the C loop and the floor read, and writes memory of the
-     * kind their results get (io_data_alloc: huge pages, as numpy's): the
-     * page size alone moved f32 2^26 at 10 % by 8 % (PoCL's own buffers
-     * are 4 KiB pages, read()-filled ones slower still), which the ratios
-     * would otherwise count as clnz's. Elsewhere the input is copied to
-     * the device's own memory. */
+     * kind their results get (io_data_alloc: huge pages from 4 MiB): the
+     * same kernels on f32 2^26 at 10 % took 17.7 ms over PoCL's copy (4 KiB
+     * pages), 18.8 ms over the read()-filled array and 16.2 ms over huge
+     * pages, which the ratios would otherwise count as the calls'. (The
+     * blocking call wraps that array in a buffer of its own as well: two
+     * buffers over one host region, both only read.) Elsewhere the input is
+     * copied to the device's own memory. */
     cl_device_type type = 0;
     clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_TYPE, sizeof type, &type, NULL);
     int on_host = (type & CL_DEVICE_TYPE_CPU) != 0;
@@ -250,9 +253,15 @@ int main(int argc, char **argv)
     cl_mem_flags from = !n ? 0 : on_host ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
     cl_mem in = clCreateBuffer(cl, CL_MEM_READ_ONLY | from, n ? n * es : 8,
                                n ? (void *)a.data : NULL, &e);
+    cl_int e_out, e_cnt;
     cl_mem out = clCreateBuffer(cl, CL_MEM_READ_WRITE | (on_host ? CL_MEM_USE_HOST_PTR : 0),
-                                out_bytes, out_host, &e);
-    cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8, NULL, &e);
+                                out_bytes, out_host, &e_out);
+    cl_mem cnt = clCreateBuffer(cl, CL_MEM_READ_WRITE, 8, NULL, &e_cnt);
+    if (e != CL_SUCCESS || e_out != CL_SUCCESS || e_cnt != CL_SUCCESS) {
+        fprintf(stderr, "bench_clnz: the device's buffers (input %d, output %d, count %d)\n", e,
+                e_out, e_cnt);
+        return 1;
+    }
     double *tm = malloc(sizeof(double) * (size_t)(runs + 1));
     if (strategies_mode) {
         unsigned wg = 0, items = 0;

@@ -1,7 +1,8 @@
 /* test_io_alloc.c: the memory the clnz command reads arrays into
  * (io_data_alloc, host/io/input.c). Small arrays get page-aligned blocks;
  * from IO_HUGE_MIN_BYTES on, blocks aligned to 2 MiB with the whole huge
- * pages inside them hinted to MADV_HUGEPAGE, as numpy allocates its arrays.
+ * pages inside them hinted to MADV_HUGEPAGE (numpy hints its arrays of
+ * 4 MiB and more).
  * npy_read puts a file's data there, byte for byte: checked against a file
  * whose header this test writes itself. */
 #include "testutil.h"
@@ -15,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define HUGE ((uintptr_t)2 << 20)
+#define HUGE ((uintptr_t)IO_HUGE_PAGE)
 
 /* The hints asked for, counted: this definition in the test program takes
  * the place of libc's for the io objects linked in. */
@@ -72,7 +73,11 @@ static void test_large_blocks_are_huge_pages(void **state)
 static void test_impossible_block_is_null(void **state)
 {
     (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* AddressSanitizer's allocator aborts on such a size instead of failing it */
+#else
     assert_null(io_data_alloc(SIZE_MAX - 4096));
+#endif
 }
 
 /* A version 1.0 .npy of n little-endian f32 values (i * 0.5), its header
@@ -80,14 +85,14 @@ static void test_impossible_block_is_null(void **state)
 static void write_npy(const char *path, size_t n)
 {
     char dict[128];
-    int len = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }",
-                       n);
+    int len = snprintf(dict, sizeof dict,
+                       "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }", n);
     size_t total = (10 + (size_t)len + 1 + 63) / 64 * 64, hlen = total - 10;
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
-                               (unsigned char)(hlen >> 8)};
-    fwrite(magic, 1, sizeof magic, f);
+    unsigned char len16[2] = {(unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f); /* magic, version 1.0 */
+    fwrite(len16, 1, 2, f);
     fwrite(dict, 1, (size_t)len, f);
     for (size_t i = (size_t)len; i + 1 < hlen; ++i)
         fputc(' ', f);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The array over a malloc'd C-order buffer (freed by npy_free). */
+/* The array over a C-order buffer that free() takes (npy_free). */
 static void image_array(npy_array *a, void *pixels, clnz_dtype dt, int64_t h, int64_t w, int c)
 {
     memset(a, 0, sizeof *a);

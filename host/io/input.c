@@ -6,7 +6,8 @@
  * kill the process with SIGBUS. FIFOs and pipes (/dev/stdin) are streams:
  * opened without blocking, then given IO_FIFO_WAIT_MS for a writer to turn
  * up, so an input nobody writes is an error rather than a hang. Devices,
- * directories and sockets are refused at open. */
+ * directories and sockets are refused at open. Also the memory arrays are
+ * read into (io_data_alloc). */
 #define _GNU_SOURCE
 #include "io/io.h"
 
@@ -250,13 +251,13 @@ unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size)
 
 void *io_data_alloc(size_t bytes)
 {
-    const size_t huge = (size_t)2 << 20;
+    int huge = bytes >= IO_HUGE_MIN_BYTES;
     void *p = NULL;
-    if (posix_memalign(&p, bytes >= IO_HUGE_MIN_BYTES ? huge : 4096, bytes ? bytes : 1) != 0)
+    if (posix_memalign(&p, huge ? IO_HUGE_PAGE : 4096, bytes ? bytes : 1) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    if (bytes >= IO_HUGE_MIN_BYTES) /* a hint: where it is refused, 4 KiB pages as before */
-        madvise(p, bytes / huge * huge, MADV_HUGEPAGE);
+    if (huge) /* a hint: where it is refused, 4 KiB pages as before */
+        madvise(p, bytes / IO_HUGE_PAGE * IO_HUGE_PAGE, MADV_HUGEPAGE);
 #endif
     return p;
 }

@@ -61,12 +61,17 @@ size_t in_peek(in_file *f, void *buf, size_t n);
  * (errno set). */
 int64_t in_read(in_file *f, void *buf, uint64_t n);
 /* Room for an array's data (at least 1 byte), freed with free(); NULL when
- * there is none. Page-aligned (a CPU device uses it in place), and from
- * IO_HUGE_MIN_BYTES on aligned to 2 MiB and hinted to huge pages, as numpy
- * allocates its arrays: the kernels then read it through a TLB entry per
- * 2 MiB rather than per 4 KiB (f32 2^26 at 10 %, PoCL: 18.8 -> 16.3 ms). */
+ * there is none: what .npy files and PNG pixels are read into (a streamed
+ * .npy and PNM pixels keep the block they were read in). Page-aligned (a
+ * CPU device uses it in place), and from IO_HUGE_MIN_BYTES on hinted to
+ * huge pages, as numpy hints its arrays of 4 MiB and more, and aligned to
+ * IO_HUGE_PAGE so that every whole huge page of it can be one: the kernels
+ * then read it through a TLB entry per 2 MiB rather than per 4 KiB (f32
+ * 2^26 at 10 %, PoCL, the same kernels: 18.8 ms over read()-filled 4 KiB
+ * pages, 16.2 ms over huge ones). */
 void *io_data_alloc(size_t bytes);
 #define IO_HUGE_MIN_BYTES ((size_t)4 << 20)
+#define IO_HUGE_PAGE ((size_t)2 << 20)
 /* The rest of the input in a malloc'd buffer (NUL-terminated); NULL with
  * the reason in err. */
 unsigned char *in_slurp(in_file *f, size_t *len, char *err, size_t err_size);
