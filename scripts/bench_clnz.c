@@ -5,7 +5,8 @@
  *
  * Prints one JSON object: median and min wall times (ms) over RUNS runs of
  * each kind, in three rounds that take turns (each kind's share of a round
- * after a warm-up call), of
+ * after a warm-up call; the floor's kinds in rounds of their own, after
+ * the rest), of
  *   device_nonzero: clnz_nonzero_enqueue + clFinish, input already on the
  *                   device, output (capacity z), count and scratch reused
  *                   (on a CPU device the input buffer is the host array
