@@ -506,6 +506,8 @@ def test_usage_errors(tmp_path):
     expect_error(2, "nonzero", inp, "-o", out, "--pred", "gt:one")
     expect_error(2, "nonzero", inp, "-o", out, "--pred", "gt:99999999999999999999999")
     expect_error(2, "nonzero", inp, "-o", out, "--width", "-1")
+    # 0 is the API's "the rank", which the command says by leaving --width out
+    expect_error(2, "nonzero", inp, "-o", out, "--width", "0", contains="1..32")
     expect_error(2, "nonzero", inp, "-o", out, "--width", "33")
     expect_error(2, "nonzero", inp, "-o", out, "--size", "-4")
     expect_error(2, "nonzero", inp, "-o", out, "--index", "int32", "--fill", "4294967296")

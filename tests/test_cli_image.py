@@ -225,6 +225,16 @@ def test_bad_images_are_errors(tmp_path, rng):
     expect_error(1, "count", tmp_path / "big.pgm", contains="truncated")
     (tmp_path / "bad.pgm").write_bytes(b"P5\n-3 2\n255\n\0\0")
     expect_error(1, "count", tmp_path / "bad.pgm", contains="malformed")
+    # a sample above maxval, 8- and 16-bit (the image's last sample; maxval itself is fine)
+    over = a[..., 0] % 101
+    over[-1, -1] = 101
+    write_pnm(tmp_path / "over.pgm", over, maxval=100)
+    expect_error(1, "nonzero", tmp_path / "over.pgm", "-o", out,
+                 contains="sample 101 at pixel (39, 49) is above maxval 100")
+    over16 = (a % 8).astype(np.uint16) * 100
+    over16[3, 7, 2] = 1001
+    write_pnm(tmp_path / "over.ppm", over16, maxval=1000)
+    expect_error(1, "count", tmp_path / "over.ppm", contains="sample 1001 at pixel (3, 7)")
     # a header that claims 10^10 pixels in a file of 80 bytes: refused before any allocation
     huge = bytearray(png_bytes([b"\0" * 3], 1, 1, 8, 2))
     huge[16:33] = png_chunk(b"IHDR", struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0))[8:]

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Every error of the command goes through here: one line, "clnz: " first.
  * Paths come quoted (io_quote); a control character that reaches a message
@@ -277,8 +279,12 @@ static int set_option(const char *name, const char *v, cli_args *a)
         else
             return fail(EXIT_USAGE, "--index '%s': use int64, int32 or uint32", v);
     } else if (strcmp(name, "--width") == 0) {
-        if (!parse_i64(v, &w) || w < 0 || w > CLNZ_MAX_RANK)
-            return fail(EXIT_USAGE, "--width '%s': use an integer in 0..%d", v, CLNZ_MAX_RANK);
+        /* 1 up: the API's width 0 means "the rank", which a --width 0 would
+         * silently be (leaving --width out says that) */
+        if (!parse_i64(v, &w) || w < 1 || w > CLNZ_MAX_RANK)
+            return fail(EXIT_USAGE,
+                        "--width '%s': use an integer in 1..%d (without --width: the rank)", v,
+                        CLNZ_MAX_RANK);
         a->opts.width = (int)w;
     } else if (strcmp(name, "--size") == 0) {
         if (!parse_i64(v, &a->opts.size) || a->opts.size < 0)
@@ -392,6 +398,18 @@ enum { SEL_OUTPUT_SHORT, SEL_OUTPUT, SEL_DEVICE, SEL_FORMAT, SEL_MASK, SEL_PRED,
 
 /* Options of both commands; positionals may be negative numbers (where).
  * --help before a "--" wins, as for nonzero and count (help_asked). */
+
+/* Whether path opens the stream on standard input (/dev/stdin,
+ * /proc/self/fd/0 over a pipe, a FIFO, a socket or a terminal), which a
+ * '-' input also reads: the second reader would find it drained. A regular
+ * file on standard input is not one: opening it by a path reads it anew. */
+static int names_stdin_stream(const char *path)
+{
+    struct stat in, p;
+    if (fstat(STDIN_FILENO, &in) != 0 || S_ISREG(in.st_mode) || stat(path, &p) != 0)
+        return 0;
+    return in.st_dev == p.st_dev && in.st_ino == p.st_ino;
+}
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a)
 {
@@ -445,5 +463,10 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
         from_stdin += strcmp(a->positional[i], "-") == 0;
     if (from_stdin > 1)
         return fail(EXIT_USAGE, "only one input can be '-' (standard input)");
+    for (int i = -1; from_stdin && i < a->n_positional; ++i) {
+        const char *p = i < 0 ? a->mask : a->positional[i];
+        if (p && strcmp(p, "-") != 0 && names_stdin_stream(p))
+            return fail(EXIT_USAGE, "'%s' is standard input, which '-' reads already", p);
+    }
     return EXIT_OK;
 }

@@ -104,6 +104,17 @@ static int pnm_read(const char *name, unsigned char *buf, size_t len, npy_array 
             uint16_t v = (uint16_t)(buf[i] << 8 | buf[i + 1]);
             memcpy(buf + i, &v, 2);
         }
+    /* a sample above maxval is no PNM sample (Netpbm refuses it too); with
+     * maxval 255 or 65535 every sample fits */
+    if (maxval != (bytes == 2 ? 65535 : 255))
+        for (size_t i = 0; i < (size_t)need / (size_t)bytes; ++i) {
+            uint16_t v = buf[i];
+            if (bytes == 2)
+                memcpy(&v, buf + 2 * i, 2);
+            if (v > maxval)
+                FAIL("%s: PNM sample %u at pixel (%zu, %zu) is above maxval %ld", name, (unsigned)v,
+                     i / (size_t)channels / (size_t)w, i / (size_t)channels % (size_t)w, maxval);
+        }
     image_array(a, buf, bytes == 2 ? CLNZ_U16 : CLNZ_U8, h, w, channels);
     return 0;
 }
