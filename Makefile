@@ -50,7 +50,7 @@ TEST_BIN = $(TESTS:%=$(B)/%)
 PYTESTS = tests/test_cli.py tests/test_cli_select.py tests/test_cli_chunks.py \
           tests/test_cli_batch.py tests/test_cli_image.py tests/test_cli_faults.py \
           tests/test_cli_reliability.py tests/test_cli_bundle.py tests/test_cli_pipes.py \
-          tests/test_example.py
+          tests/test_example.py tests/test_lookback_stress.py
 
 .PHONY: all run example test test-full suites run-suite/kernel-dir run-suite/strategies-part \
         run-suite/strategies-rest test-asan test-tsan test-valgrind test-oclgrind fuzz \
