@@ -396,9 +396,6 @@ static const char *const sel_option_names[] = {"-o", "--output", "--device", "--
                                                "--mask", "--pred"};
 enum { SEL_OUTPUT_SHORT, SEL_OUTPUT, SEL_DEVICE, SEL_FORMAT, SEL_MASK, SEL_PRED, N_SEL_OPTIONS };
 
-/* Options of both commands; positionals may be negative numbers (where).
- * --help before a "--" wins, as for nonzero and count (help_asked). */
-
 /* Whether path opens the stream on standard input (/dev/stdin,
  * /proc/self/fd/0 over a pipe, a FIFO, a socket or a terminal), which a
  * '-' input also reads: the second reader would find it drained. A regular
@@ -410,6 +407,9 @@ static int names_stdin_stream(const char *path)
         return 0;
     return in.st_dev == p.st_dev && in.st_ino == p.st_ino;
 }
+
+/* Options of both commands; positionals may be negative numbers (where).
+ * --help before a "--" wins, as for nonzero and count (help_asked). */
 int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positional,
                        int with_mask, sel_args *a)
 {
@@ -465,8 +465,10 @@ int cli_parse_sel_args(int argc, char **argv, const char *cmd, int max_positiona
         return fail(EXIT_USAGE, "only one input can be '-' (standard input)");
     for (int i = -1; from_stdin && i < a->n_positional; ++i) {
         const char *p = i < 0 ? a->mask : a->positional[i];
+        char q[IO_QUOTE_MAX];
         if (p && strcmp(p, "-") != 0 && names_stdin_stream(p))
-            return fail(EXIT_USAGE, "'%s' is standard input, which '-' reads already", p);
+            return fail(EXIT_USAGE, "%s is standard input, which '-' reads already",
+                        io_quote(p, q, sizeof q));
     }
     return EXIT_OK;
 }
