@@ -16,12 +16,12 @@ states, and the three ways a tile writes its entries. CLNZ_STRESS_N sets
 the size (default 2^20 + 37: 86 tiles of the default 256 x 48), and
 CLNZ_STRESS_REPEATS how many times each call runs."""
 import os
-import subprocess
 
 import numpy as np
 import pytest
 
-from test_cli import CLNZ, SEED, TIMEOUT, save
+from test_cli import SEED, save
+from test_cli_reliability import clnz
 
 N = int(os.environ.get("CLNZ_STRESS_N", str((1 << 20) + 37)))
 REPEATS = int(os.environ.get("CLNZ_STRESS_REPEATS", "2"))
@@ -53,11 +53,7 @@ def segments(rng, n):
 
 def lookback(env_extra, *args):
     env = dict(os.environ, CLNZ_STRATEGY="lookback", **env_extra)
-    p = subprocess.run([CLNZ, *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT,
-                       env=env)
-    assert p.returncode == 0, f"clnz {' '.join(map(str, args))} ({env_extra}): {p.stderr} " \
-                              f"[seed {SEED}]"
-    return p.stdout
+    return clnz(*args, env=env, check=True).stdout
 
 
 @pytest.mark.full

@@ -99,18 +99,16 @@ static int pnm_read(const char *name, unsigned char *buf, size_t len, npy_array 
              (unsigned long long)need, have);
     }
     memmove(buf, buf + at, (size_t)need);
-    if (bytes == 2) /* big-endian samples on disk */
-        for (size_t i = 0; i < (size_t)need; i += 2) {
-            uint16_t v = (uint16_t)(buf[i] << 8 | buf[i + 1]);
-            memcpy(buf + i, &v, 2);
-        }
-    /* a sample above maxval is no PNM sample (Netpbm refuses it too); with
-     * maxval 255 or 65535 every sample fits */
-    if (maxval != (bytes == 2 ? 65535 : 255))
+    /* one pass: 16-bit samples from big-endian to native, and a sample
+     * above maxval refused (no PNM sample; Netpbm refuses it too). With
+     * maxval 255 an 8-bit image needs neither. */
+    if (bytes == 2 || maxval != 255)
         for (size_t i = 0; i < (size_t)need / (size_t)bytes; ++i) {
             uint16_t v = buf[i];
-            if (bytes == 2)
-                memcpy(&v, buf + 2 * i, 2);
+            if (bytes == 2) {
+                v = (uint16_t)(buf[2 * i] << 8 | buf[2 * i + 1]);
+                memcpy(buf + 2 * i, &v, 2);
+            }
             if (v > maxval)
                 FAIL("%s: PNM sample %u at pixel (%zu, %zu) is above maxval %ld", name, (unsigned)v,
                      i / (size_t)channels / (size_t)w, i / (size_t)channels % (size_t)w, maxval);
