@@ -223,8 +223,13 @@ clnz_status clnz_context_create(const char *selector, clnz_context **out, char *
  * for its wait_list: so once a call was given an event that is not
  * complete yet (a user event), every later call on that context waits for
  * it too, and a blocking call blocks until it completes (or fails: the
- * calls after one whose commands failed no longer wait on them). Keep work
- * that must not wait on such an event on another context. On an out-of-order
+ * calls after one whose commands failed no longer wait on them). A call
+ * that blocks waits for the previous call before it enqueues anything, so
+ * that event failing even while it waits fails only the previous call; a
+ * device-resident call enqueued behind it fails with it, as OpenCL fails
+ * every command whose wait list holds a failed event: its event ends with
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST. Keep work that must not
+ * wait on such an event on another context. On an out-of-order
  * queue, a command of the caller's own (not given to clnz) never holds a
  * clnz call up. On an in-order queue OpenCL's ordering applies as to any
  * command: clnz's commands start after every command enqueued before them,

@@ -301,9 +301,28 @@ static void test_alloc_errors(void **state)
     assert_int_equal(clnz_nonzero_alloc(ctx, &t, in, 0, NULL, NULL, NULL, &z, NULL, 0, 0, NULL,
                                         NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    got = in; /* a NULL count: *out_buf is still cleared */
     assert_int_equal(clnz_select_alloc(ctx, &t, in, 0, NULL, NULL, 0, NULL, &got, NULL, NULL, 0,
                                        0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_null(got);
+    got = in;
+    z = 7; /* a NULL context: both cleared */
+    assert_int_equal(
+        clnz_nonzero_alloc(NULL, &t, in, 0, NULL, NULL, &got, &z, NULL, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_null(got);
+    assert_int_equal(z, 0);
+    got = in;
+    assert_int_equal(
+        clnz_nonzero_batched_alloc(NULL, &t, in, 0, NULL, NULL, &got, &z, small, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_null(got);
+    got = in;
+    assert_int_equal(clnz_nonzero_channels_alloc(NULL, &t, in, 0, NULL, CLNZ_CHANNELS_ANY, NULL,
+                                                 &got, &z, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_null(got);
     got = in;
     assert_int_equal(clnz_nonzero_alloc(ctx, &t, NULL, 0, NULL, NULL, &got, &z, NULL, 0, 0, NULL,
                                         NULL),

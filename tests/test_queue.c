@@ -153,6 +153,42 @@ static int call_alloc(const inputs *in)
     return bad;
 }
 
+/* Every kind of call that waits for its own commands. */
+static const struct {
+    const char *name;
+    call_fn fn;
+} blocking_calls[] = {
+    {"clnz_nonzero", call_nonzero},         {"clnz_count", call_count},
+    {"clnz_select", call_select},           {"clnz_where", call_where},
+    {"clnz_nonzero_batched", call_batched}, {"clnz_nonzero_channels", call_channels},
+    {"clnz_nonzero_alloc", call_alloc}};
+#define N_BLOCKING_CALLS (sizeof blocking_calls / sizeof blocking_calls[0])
+
+/* N values half nonzero, N mask bytes half set, the values on the device
+ * too; inputs_free releases them. */
+static inputs half_nonzero(clnz_context *ctx)
+{
+    float *x = malloc(N * sizeof *x);
+    unsigned char *m = malloc(N);
+    assert_true(x && m);
+    inputs in = {ctx, x, m, NULL, 0, 0};
+    for (int i = 0; i < N; ++i) {
+        x[i] = tu_rand() % 2 ? (float)(1 + tu_rand() % 100) : 0.0f;
+        m[i] = (unsigned char)(tu_rand() % 2);
+        in.z_x += x[i] != 0.0f;
+        in.z_m += m[i] != 0;
+    }
+    in.xbuf = tu_buffer(N * sizeof *x, x);
+    return in;
+}
+
+static void inputs_free(inputs *in)
+{
+    clReleaseMemObject(in->xbuf);
+    free((void *)in->x);
+    free((void *)in->m);
+}
+
 /* ---- a call in a thread, with a deadline ---- */
 typedef struct {
     call_fn fn;
@@ -218,16 +254,7 @@ static void test_blocking_calls_wait_on_their_own_commands(void **state)
     char msg[300];
     assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
 
-    float *x = malloc(N * sizeof *x);
-    unsigned char *m = malloc(N);
-    inputs in = {ctx, x, m, NULL, 0, 0};
-    for (int i = 0; i < N; ++i) {
-        x[i] = tu_rand() % 2 ? (float)(1 + tu_rand() % 100) : 0.0f;
-        m[i] = (unsigned char)(tu_rand() % 2);
-        in.z_x += x[i] != 0.0f;
-        in.z_m += m[i] != 0;
-    }
-    in.xbuf = tu_buffer(N * sizeof *x, x);
+    inputs in = half_nonzero(ctx);
 
     /* the caller's command, held up by its user event */
     cl_event user = clCreateUserEvent(cl, &e);
@@ -243,23 +270,15 @@ static void test_blocking_calls_wait_on_their_own_commands(void **state)
     int in_order = !runs_out_of_order(q, probe); /* then no call runs: skipped below */
     clReleaseMemObject(probe);
 
-    static const struct {
-        const char *name;
-        call_fn fn;
-    } calls[] = {{"clnz_nonzero", call_nonzero},   {"clnz_count", call_count},
-                 {"clnz_select", call_select},     {"clnz_where", call_where},
-                 {"clnz_nonzero_batched", call_batched},
-                 {"clnz_nonzero_channels", call_channels},
-                 {"clnz_nonzero_alloc", call_alloc}};
     const char *stuck = NULL, *wrong = NULL;
     job *late = NULL;
     pthread_t thread;
-    for (size_t i = 0; i < sizeof calls / sizeof calls[0] && !stuck && !in_order; ++i) {
+    for (size_t i = 0; i < N_BLOCKING_CALLS && !stuck && !in_order; ++i) {
         int result = 1;
-        if (!returns_in_time(calls[i].fn, &in, &result, &late, &thread))
-            stuck = calls[i].name;
+        if (!returns_in_time(blocking_calls[i].fn, &in, &result, &late, &thread))
+            stuck = blocking_calls[i].name;
         else if (result && !wrong)
-            wrong = calls[i].name;
+            wrong = blocking_calls[i].name;
     }
     /* the caller's command was pending all along; now it may run */
     cl_int status = 0;
@@ -278,11 +297,9 @@ static void test_blocking_calls_wait_on_their_own_commands(void **state)
     clReleaseEvent(filled);
     clReleaseEvent(user);
     clReleaseMemObject(held);
-    clReleaseMemObject(in.xbuf);
+    inputs_free(&in);
     clnz_context_release(ctx);
     clReleaseCommandQueue(q);
-    free(x);
-    free(m);
     if (in_order)
         skip();
 }
@@ -303,13 +320,7 @@ static void test_calls_after_a_failed_event(void **state)
     clnz_context *ctx;
     char msg[300];
     assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
-    float *x = malloc(N * sizeof *x);
-    inputs in = {ctx, x, NULL, NULL, 0, 0};
-    for (int i = 0; i < N; ++i) {
-        x[i] = tu_rand() % 3 ? 0.0f : (float)(1 + tu_rand() % 100);
-        in.z_x += x[i] != 0.0f;
-    }
-    in.xbuf = tu_buffer(N * sizeof *x, x);
+    inputs in = half_nonzero(ctx);
     cl_mem out = tu_buffer(N * sizeof(int64_t), NULL), count = tu_buffer(8, NULL);
     int64_t shape[1] = {N};
     clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
@@ -352,10 +363,53 @@ static void test_calls_after_a_failed_event(void **state)
     clReleaseEvent(user);
     clReleaseMemObject(out);
     clReleaseMemObject(count);
-    clReleaseMemObject(in.xbuf);
+    inputs_free(&in);
     clnz_context_release(ctx);
     clReleaseCommandQueue(q);
-    free(x);
+}
+
+/* The same failure, but late: a blocking call is already waiting behind the
+ * device-resident call (chained on it for the scratch buffers) when the
+ * caller's event fails. Nothing of the blocking call went wrong, and it
+ * must return its right answer (it waits for the previous call before it
+ * enqueues anything: chain_settle), not the failure of the call before. */
+static void test_a_late_failure_before_a_blocking_call(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_context cl = clnz_context_cl_context(ctx);
+    inputs in = half_nonzero(ctx);
+    cl_mem out = tu_buffer(64 * sizeof(int64_t), NULL), count = tu_buffer(8, NULL);
+    int64_t small_shape[1] = {64}; /* one command waits on the user event (see above) */
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    for (size_t i = 0; i < N_BLOCKING_CALLS; ++i) {
+        cl_int e = CL_SUCCESS;
+        cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
+        assert_int_equal(e, CL_SUCCESS);
+        TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &small, in.xbuf, 0, NULL, NULL, out, 0, 64, count,
+                                           0, 1, &user, &ev));
+        job *j = calloc(1, sizeof *j);
+        assert_non_null(j);
+        *j = (job){blocking_calls[i].fn,    &in, 1, 0, PTHREAD_MUTEX_INITIALIZER,
+                   PTHREAD_COND_INITIALIZER};
+        pthread_t thread;
+        assert_int_equal(pthread_create(&thread, NULL, run_job, j), 0);
+        nanosleep(&(struct timespec){0, 100000000}, NULL); /* it waits by now */
+        clSetUserEventStatus(user, -1);
+        pthread_join(thread, NULL);
+        cl_int status = CL_COMPLETE;
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        assert_true(status < 0); /* the call before it did fail */
+        if (j->result)
+            fail_msg("%s failed or was wrong after a late failure of the call before",
+                     blocking_calls[i].name);
+        free(j);
+        clReleaseEvent(ev);
+        clReleaseEvent(user);
+    }
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    inputs_free(&in);
 }
 
 int main(void)
@@ -364,6 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
         cmocka_unit_test(test_calls_after_a_failed_event),
+        cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -38,20 +38,50 @@ static int debug_may_wait(const clnz_context *ctx, cl_uint n_wait, const cl_even
     return !(ctx->last_unwaited && ctx->last_event && !event_done(ctx->last_event));
 }
 
-void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
+/* A previous call whose commands failed (a caller's event in its wait list
+ * failed, say) has ended: nothing of it runs any more, so the next call
+ * must not wait on it. A command whose wait list holds a failed event
+ * fails too (the spec), or never runs (PoCL 3.1): either way every later
+ * call on the context would fail or hang. Its commands failed at once,
+ * though, maybe while the call before it still ran (an out-of-order
+ * queue): the next call waits on what that one waited on instead. */
+static void drop_failed(clnz_context *ctx)
 {
-    /* A previous call whose commands failed (a caller's event in its wait
-     * list failed, say) has ended: nothing of it runs any more, so this call
-     * must not wait on it. A command whose wait list holds a failed event
-     * fails too (the spec), or never runs (PoCL 3.1): either way every later
-     * call on the context would fail or hang. Its commands failed at once,
-     * though, maybe while the call before it still ran (an out-of-order
-     * queue): this call waits on what that one waited on instead. */
     while (ctx->last_event && event_status(ctx->last_event) < 0) {
         clReleaseEvent(ctx->last_event);
         ctx->last_event = ctx->prev_event;
         ctx->prev_event = NULL;
     }
+}
+
+/* For a call that waits for its own commands: the previous call's are
+ * waited for first, while none of this call's is chained behind them. A
+ * previous call may wait on a caller's event that fails while this call
+ * runs (set from another thread): chained behind it, this call's commands
+ * would fail too, though nothing of theirs went wrong. Waited for first,
+ * a failed predecessor is known before chain_begin, which drops it, and
+ * the call runs. The cost is small: such a call waited for its
+ * predecessor anyway, through its chain; only the enqueueing (and the
+ * upload) no longer overlaps that call's last commands. */
+void chain_settle(clnz_context *ctx)
+{
+    while (ctx->last_event && !event_done(ctx->last_event)) {
+        clFlush(ctx->queue); /* the previous call may have left them unflushed */
+        clWaitForEvents(1, &ctx->last_event);
+        drop_failed(ctx);
+    }
+}
+
+void chain_begin_own(chain *ch, clnz_context *ctx)
+{
+    chain_settle(ctx);
+    chain_begin(ch, ctx, 0, NULL);
+    chain_gate(ch);
+}
+
+void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
+{
+    drop_failed(ctx);
     ch->ctx = ctx;
     ch->n_wait = n_wait;
     ch->wait = wait;

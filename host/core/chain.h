@@ -15,6 +15,13 @@ typedef struct {
 } chain;
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
+/* Before a call that waits for its own commands (a blocking call, an
+ * *_alloc call): waits for the previous call's, so that their failure (a
+ * caller's event failing late) fails none of this call's (chain.c). */
+void chain_settle(clnz_context *ctx);
+/* chain_settle, chain_begin with no wait list and chain_gate: a blocking
+ * call's start. */
+void chain_begin_own(chain *ch, clnz_context *ctx);
 /* For a call that waits for its own commands (a blocking call), on a CPU
  * device: its commands are held until chain_open, which every wait of the
  * call comes after (transfer.c, chain_end). Without a gate (another device,

@@ -112,7 +112,7 @@ clnz_status clnz_nonzero_batched_alloc(clnz_context *ctx, const clnz_tensor *in,
                                        size_t offsets_offset, cl_uint num_events,
                                        const cl_event *wait_list, cl_event *out_event)
 {
-    CTX_ENTER(ctx);
+    EXACT_ENTER(ctx, out_buf, count);
     clnz_nonzero_options o = {0};
     nz_job job = {0};
     int width;

@@ -111,8 +111,7 @@ clnz_status host_job_begin(clnz_context *ctx, host_job *h, const void *data)
     h->in_copy = h->x_copy = NULL;
     h->z = 0;
     h->counted = 0;
-    chain_begin(&h->ch, ctx, 0, NULL);
-    chain_gate(&h->ch); /* the call waits for its own commands */
+    chain_begin_own(&h->ch, ctx); /* the call waits for its own commands */
     tensor_info c;
     if (data && relayout_pays(ctx, &h->job.t) && (h->in_copy = relayout_copy(&h->job.t, data, &c)))
         h->job.t = c, data = h->in_copy; /* else the strided input as it is */

@@ -251,7 +251,7 @@ clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in
                                         cl_uint num_events, const cl_event *wait_list,
                                         cl_event *out_event)
 {
-    CTX_ENTER(ctx);
+    EXACT_ENTER(ctx, out_buf, count);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     channel_plan c;
@@ -288,8 +288,10 @@ clnz_status channels_mask_direct(clnz_context *ctx, const tensor_info *t, const 
         st = upload(ctx, &c.t, data, &inb, &base);
     if (!st)
         st = pixel_mask_buffer(ctx, c.pixels.n, &mask);
-    if (!st)
+    if (!st) {
+        chain_settle(ctx); /* the call waits for its own commands */
         st = channel_mask_enqueue(ctx, &c, inb, base, rule, mask, 0, NULL, &done);
+    }
     if (!st)
         st = pixel_mask_read(ctx, mask, c.pixels.n, done, dst);
     if (done)

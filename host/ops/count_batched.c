@@ -399,8 +399,7 @@ static clnz_status count_batched_direct(clnz_context *ctx, const tensor_info *t,
     void *host = NULL;
     int64_t base = 0;
     chain ch;
-    chain_begin(&ch, ctx, 0, NULL);
-    chain_gate(&ch); /* the call waits for its own commands */
+    chain_begin_own(&ch, ctx); /* the call waits for its own commands */
     st = result_alloc(ctx, bytes, &host, &outb, NULL);
     if (!st && bytes)
         st = upload(ctx, t, data, &inb, &base);

@@ -8,13 +8,19 @@
 #include "ops/ops.h"
 #include "core/transfer.h"
 
+void exact_clear(cl_mem *out_buf, uint64_t *count)
+{
+    if (out_buf)
+        *out_buf = NULL;
+    if (count)
+        *count = 0;
+}
+
 clnz_status exact_outputs(clnz_context *ctx, cl_mem *out_buf, uint64_t *count)
 {
     if (!out_buf || !count)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s is NULL",
                         out_buf ? "count" : "out_buf");
-    *out_buf = NULL;
-    *count = 0;
     return CLNZ_SUCCESS;
 }
 
@@ -47,6 +53,7 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
     }
     const strategy *s;
     chain ch;
+    chain_settle(ctx); /* the call waits for its own count */
     chain_begin(&ch, ctx, n_wait, wait);
     cl_ulong z = 0;
     clnz_status st = strategy_choose(ctx, job, &s);

@@ -289,8 +289,10 @@ clnz_status clnz_image2d_nonzero(clnz_context *ctx, cl_mem image, const size_t *
     uint64_t pixels = st ? 0 : (uint64_t)shape[0] * (uint64_t)shape[1];
     if (!st)
         st = pixel_mask_buffer(ctx, pixels, &mask);
-    if (!st)
+    if (!st) {
+        chain_settle(ctx); /* the call waits for its own commands */
         st = image_mask_enqueue(ctx, &p, image, pred, rule, mask, 0, NULL, &done);
+    }
     if (!st)
         st = mask_to_result(ctx, &mask_t, mask, pixels, done, o, res);
     if (done)

@@ -66,7 +66,7 @@ clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem 
                                cl_uint num_events, const cl_event *wait_list,
                                cl_event *out_event)
 {
-    CTX_ENTER(ctx);
+    EXACT_ENTER(ctx, out_buf, count);
     clnz_nonzero_options defaults;
     const clnz_nonzero_options *o = nz_options_or_defaults(opts, &defaults);
     tensor_info t;

@@ -73,7 +73,14 @@ clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill);
 clnz_status job_run(chain *ch, nz_job *job);
 
 /* ---- results of exactly the count's size on the device (exact.c) ---- */
-/* The *_alloc calls' result pointers: not NULL, and cleared. */
+/* *out_buf NULL and *count 0 (those not NULL), before anything else: so
+ * that every failure, a NULL context's and a forked process's too, leaves
+ * them as clnz.h says. Then CTX_ENTER. */
+void exact_clear(cl_mem *out_buf, uint64_t *count);
+#define EXACT_ENTER(ctx, out_buf, count)                                                           \
+    exact_clear((out_buf), (count));                                                               \
+    CTX_ENTER(ctx)
+/* The *_alloc calls' result pointers: not NULL (the message names which). */
 clnz_status exact_outputs(clnz_context *ctx, cl_mem *out_buf, uint64_t *count);
 /* Where an *_alloc call's job puts its count: the caller's count_buf
  * (checked), or without one a temporary 8-byte buffer (*owned, for the

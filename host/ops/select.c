@@ -98,7 +98,7 @@ clnz_status clnz_select_alloc(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
                               cl_uint num_events, const cl_event *wait_list,
                               cl_event *out_event)
 {
-    CTX_ENTER(ctx);
+    EXACT_ENTER(ctx, out_buf, count);
     tensor_info xi;
     nz_job job = {0};
     cl_mem own_count = NULL;

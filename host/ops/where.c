@@ -376,8 +376,7 @@ clnz_status where_direct(clnz_context *ctx, const clnz_tensor *cond, const void 
     cl_mem outb = NULL;
     void *host = NULL;
     chain ch;
-    chain_begin(&ch, ctx, 0, NULL);
-    chain_gate(&ch); /* the call waits for its own commands */
+    chain_begin_own(&ch, ctx); /* the call waits for its own commands */
     clnz_status st;
     TRY(where_plan_make(ctx, cond, pred, x, y, w));
     const tensor_info *infos[3] = {&w->cond, &w->x, &w->y};
