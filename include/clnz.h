@@ -10,7 +10,10 @@
  *     up to 63 events, none NULL; an event that has already failed is the
  *     call's error CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST.
  *     *out_event, when asked for, is a new reference the caller releases
- *     (clReleaseEvent); a call that fails leaves it unwritten;
+ *     (clReleaseEvent); a call that fails leaves it unwritten. A buffer
+ *     must be of the context's cl_context, a buffer (not an image), and
+ *     not CL_MEM_READ_ONLY where clnz writes it nor CL_MEM_WRITE_ONLY
+ *     where it reads it (else CLNZ_ERROR_INVALID_ARGUMENT, by name);
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
  *     run, read back and return a malloc'd result.
  * Between the two, the *_alloc calls take device buffers and return a

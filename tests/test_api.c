@@ -185,6 +185,85 @@ static void test_bad_arguments(void **state)
     clReleaseMemObject(cnt);
 }
 
+/* Memory objects a device-resident call cannot use are refused up front,
+ * by name (the driver would fail late with a status naming no argument, or
+ * not at all: a kernel writing a read-only buffer is undefined). */
+static void test_memory_objects_clnz_cannot_use(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_context cl = clnz_context_cl_context(ctx);
+    cl_device_id dev = clnz_context_device(ctx);
+    uint8_t data[4] = {1, 0, 1, 0};
+    int64_t shape[] = {4};
+    clnz_tensor t = {CLNZ_U8, 1, shape, NULL};
+    cl_int e = CL_SUCCESS;
+    cl_mem in = tu_buffer(4, data), out = tu_buffer(64, NULL), cnt = tu_buffer(8, NULL);
+    cl_mem ro = clCreateBuffer(cl, CL_MEM_READ_ONLY, 64, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem wo = clCreateBuffer(cl, CL_MEM_WRITE_ONLY, 64, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    static const struct {
+        int which; /* 0 out, 1 count, 2 in */
+        int ro;
+        const char *msg;
+    } cases[] = {{0, 1, "the output buffer is CL_MEM_READ_ONLY, and clnz writes it"},
+                 {1, 1, "the count buffer is CL_MEM_READ_ONLY, and clnz writes it"},
+                 {2, 0, "the input buffer is CL_MEM_WRITE_ONLY, and clnz reads it"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        cl_mem b = cases[i].ro ? ro : wo;
+        assert_int_equal(clnz_nonzero_enqueue(ctx, &t, cases[i].which == 2 ? b : in, 0, NULL, NULL,
+                                              cases[i].which == 0 ? b : out, 0, 4,
+                                              cases[i].which == 1 ? b : cnt, 0, 0, NULL, NULL),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_string_equal(clnz_context_message(ctx), cases[i].msg);
+    }
+    /* a write-only count buffer is fine (the look-back's count takes one) */
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in, 0, NULL, wo, 0, 0, NULL, NULL));
+    assert_int_equal(clnz_scan_enqueue(ctx, CLNZ_U32, wo, 0, out, 0, 4, NULL, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx),
+                        "the input buffer is CL_MEM_WRITE_ONLY, and clnz reads it");
+    /* an image where a buffer goes */
+    cl_image_format fmt = {CL_R, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {0};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = 4;
+    desc.image_height = 1;
+    cl_mem img = clCreateImage(cl, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &e);
+    if (e == CL_SUCCESS) { /* a device without images has nothing to show */
+        assert_int_equal(clnz_count_enqueue(ctx, &t, img, 0, NULL, cnt, 0, 0, NULL, NULL),
+                         CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_string_equal(clnz_context_message(ctx),
+                            "the input is an image, not a buffer (images: clnz_image2d_nonzero)");
+        clReleaseMemObject(img);
+    }
+    /* a buffer of another OpenCL context, on the same device */
+    cl_context other = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    assert_int_equal(clnz_count_enqueue(ctx, &t, in, 0, NULL, foreign, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "the count buffer belongs to another OpenCL "
+                                                   "context than the clnz context's");
+    assert_int_equal(clnz_count_enqueue(ctx, &t, foreign, 0, NULL, cnt, 0, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "the input buffer belongs to another"));
+    /* and the context still works */
+    uint64_t z = 0;
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in, 0, NULL, cnt, 0, 0, NULL, NULL));
+    tu_read(cnt, 0, 8, &z);
+    assert_int_equal(z, 2);
+    clReleaseMemObject(foreign);
+    clReleaseContext(other);
+    clReleaseMemObject(ro);
+    clReleaseMemObject(wo);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(cnt);
+}
+
 static void test_device_selection(void **state)
 {
     (void)state;
@@ -448,7 +527,7 @@ static void test_build_failure_reports_log(void **state)
     setenv("CLNZ_KERNEL_DIR", dir, 1);
     clnz_context *c = NULL;
     assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
-    cl_mem b = tu_buffer(64, NULL);
+    cl_mem b = tu_buffer_on(c, 64, NULL);
     clnz_status st = clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL);
     assert_int_equal(st, CL_BUILD_PROGRAM_FAILURE);
     const char *m = clnz_context_message(c);
@@ -512,15 +591,16 @@ static void test_build_options_with_kernel_dir(void **state)
     scan_kernel_folder(dir, path, sizeof path, "#ifndef CLNZ_TEST_MARK\nthis is not C;\n#endif\n");
     kernel_dir_env k;
     kernel_dir_begin(&k, dir);
-    cl_mem b = tu_buffer(64, NULL);
     const char *options[2] = {"-cl-opt-disable", "-cl-opt-disable -DCLNZ_TEST_MARK=1"};
     const cl_int want[2] = {CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME};
     for (int i = 0; i < 2; ++i) {
         setenv("CLNZ_BUILD_OPTIONS", options[i], 1);
         clnz_context *c = NULL;
         assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+        cl_mem b = tu_buffer_on(c, 64, NULL); /* a buffer of c's OpenCL context */
         clnz_status st = clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL);
         assert_int_equal(st, want[i]);
+        clReleaseMemObject(b);
         clnz_context_release(c);
     }
     /* the folder and the options together past the build options' room:
@@ -532,6 +612,7 @@ static void test_build_options_with_kernel_dir(void **state)
     deep[sizeof deep - 1] = '\0';
     clnz_context *c = NULL, *kept = NULL;
     assert_int_equal(clnz_context_create(NULL, &kept, NULL, 0), CLNZ_SUCCESS);
+    cl_mem b = tu_buffer_on(kept, 64, NULL);
     setenv("CLNZ_KERNEL_DIR", deep, 1);
     assert_int_equal(clnz_context_create(NULL, &c, msg, sizeof msg), CLNZ_ERROR_KERNEL_SOURCE);
     assert_null(c);
@@ -581,7 +662,6 @@ static void test_kernel_dir_edits_to_included_files(void **state)
     snprintf(inc, sizeof inc, "%s/inc.cl", dir);
     kernel_dir_env k;
     kernel_dir_begin(&k, dir);
-    cl_mem b = tu_buffer(64, NULL);
     /* a program without the kernel (built, and cached), then one that fails */
     const char *texts[2] = {"/* no kernels yet */\n", "this is not C;\n"};
     const cl_int want[2] = {CL_INVALID_KERNEL_NAME, CL_BUILD_PROGRAM_FAILURE};
@@ -592,15 +672,16 @@ static void test_kernel_dir_edits_to_included_files(void **state)
         fclose(f);
         clnz_context *c = NULL;
         assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+        cl_mem b = tu_buffer_on(c, 64, NULL); /* a buffer of c's OpenCL context */
         assert_int_equal(clnz_scan_enqueue(c, CLNZ_U32, b, 0, b, 0, 4, NULL, 0, 0, NULL, NULL),
                          want[i]);
+        clReleaseMemObject(b);
         clnz_context_release(c);
     }
     kernel_dir_end(&k);
     remove(inc);
     remove(path);
     rmdir(dir);
-    clReleaseMemObject(b);
 }
 
 /* Issue 16, item 11: a tensor with no element is valid whatever its other
@@ -876,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_smoke_pipeline),
         cmocka_unit_test(test_index_overflow_before_any_work),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_memory_objects_clnz_cannot_use),
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_context_device_info),
         cmocka_unit_test(test_wrapped_context),

@@ -387,10 +387,15 @@ int64_t *tu_widen(const void *idx, clnz_index_type type, size_t n)
 
 cl_mem tu_buffer(size_t bytes, const void *init)
 {
+    return tu_buffer_on(tu_context(), bytes, init);
+}
+
+cl_mem tu_buffer_on(clnz_context *ctx, size_t bytes, const void *init)
+{
     cl_int e;
     if (bytes == 0) /* OpenCL has no empty buffers: a small one, nothing copied */
         init = NULL;
-    cl_mem m = clCreateBuffer(clnz_context_cl_context(tu_context()),
+    cl_mem m = clCreateBuffer(clnz_context_cl_context(ctx),
                               CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0),
                               bytes ? bytes : 8, (void *)init, &e);
     if (e)

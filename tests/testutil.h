@@ -89,8 +89,11 @@ int tu_cache_setup(void **state);
 int tu_cache_teardown(void **state);
 const char *tu_cache_dir(void);
 
-/* Device buffer from host bytes (read-write). */
+/* Device buffer from host bytes (read-write), of tu_context()'s OpenCL
+ * context; tu_buffer_on: of another clnz context's (clnz refuses a buffer
+ * of a context not its own). */
 cl_mem tu_buffer(size_t bytes, const void *init);
+cl_mem tu_buffer_on(clnz_context *ctx, size_t bytes, const void *init);
 void tu_read(cl_mem buf, size_t off, size_t bytes, void *dst);
 /* The same on another context's queue. */
 void tu_read_on(cl_command_queue q, cl_mem buf, size_t off, size_t bytes, void *dst);

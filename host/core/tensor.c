@@ -138,11 +138,52 @@ void tensor_memory_order(tensor_info *t)
     t->contiguous = in_c_order(t);
 }
 
+/* What the driver would refuse late, with a status that names no argument,
+ * or not at all (a kernel that writes a read-only buffer is undefined in
+ * OpenCL 1.2): a caller's memory object that is not a buffer, belongs to
+ * another context, or may not be accessed the way clnz will (`refused`:
+ * CL_MEM_WRITE_ONLY for what kernels read, CL_MEM_READ_ONLY for what they
+ * write). Three queries of the object, a few nanoseconds each. */
+static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, cl_mem_flags refused)
+{
+    cl_mem_object_type type = 0;
+    cl_context owner = NULL;
+    cl_mem_flags flags = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_TYPE, sizeof type, &type, NULL);
+    if (!e)
+        e = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (!e)
+        e = clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    if (e) {
+        char call[64];
+        snprintf(call, sizeof call, "clGetMemObjectInfo(%s)", what);
+        return CL_CHECK(ctx, e, call);
+    }
+    if (type != CL_MEM_OBJECT_BUFFER)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the %s is an image, not a buffer (images: clnz_image2d_nonzero)", what);
+    if (owner != ctx->cl)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the %s buffer belongs to another OpenCL context than the clnz "
+                        "context's",
+                        what);
+    if (flags & refused)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        refused & CL_MEM_READ_ONLY
+                            ? "the %s buffer is CL_MEM_READ_ONLY, and clnz writes it"
+                            : "the %s buffer is CL_MEM_WRITE_ONLY, and clnz reads it",
+                        what);
+    return CLNZ_SUCCESS;
+}
+
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
                         int64_t *base)
 {
     if (!buf)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "input buffer is NULL");
+    clnz_status st = mem_usable(ctx, buf, "input", CL_MEM_WRITE_ONLY);
+    if (st)
+        return st;
     if (byte_off % info->elem)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "input offset %zu is not a multiple of the element size %zu", byte_off,
@@ -211,6 +252,11 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
 {
     if (!buf)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s buffer is NULL", what);
+    /* every buffer checked here is written, but scan's input */
+    int reads = strcmp(what, "input") == 0;
+    clnz_status st = mem_usable(ctx, buf, what, reads ? CL_MEM_WRITE_ONLY : CL_MEM_READ_ONLY);
+    if (st)
+        return st;
     if (off % elem)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "%s offset %zu is not a multiple of %zu bytes", what, off, elem);
