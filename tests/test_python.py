@@ -559,7 +559,7 @@ def test_errors_pickle_and_copy_with_their_status():
         clnz.where(np.ones((2, 3)), np.ones(4), 0)
     e.value.__notes__ = ["a note"]  # what add_note (Python 3.11) sets; pyproject says 3.8
     for got in (pickle.loads(pickle.dumps(e.value)), copy.copy(e.value), copy.deepcopy(e.value)):
-        assert type(got) is clnz.Error and got.__notes__ == ["a note"]
+        assert type(got) is clnz.ShapeMismatch and got.__notes__ == ["a note"]
         assert (got.status, got.name, str(got)) == (e.value.status, e.value.name, str(e.value))
     assert e.value.name == "CLNZ_ERROR_SHAPE_MISMATCH"
     empty = pickle.loads(pickle.dumps(clnz.Error(e.value.status, "")))
@@ -584,6 +584,25 @@ def test_a_failed_allocation_is_a_memory_error():
                               (-2007, "CLNZ_ERROR_TOO_LARGE", False)):
         err = clnz.Error(status, "")
         assert err.name == name and isinstance(err, MemoryError) == oom, name
+
+
+def test_shapes_that_do_not_fit_are_a_value_error():
+    """Regression (hostile-user pass): where's operands that do not broadcast
+    and select's mask of another shape raised a clnz.Error alone, which
+    `except ValueError` missed where it catches numpy's own. They are a
+    clnz.ShapeMismatch now, a clnz.Error and a ValueError; other statuses
+    are not."""
+    x = np.arange(4.0)
+    with pytest.raises(ValueError):
+        np.where(np.ones(3) > 0, x, 0)  # numpy's own, for the same call
+    for call in (lambda: clnz.where(np.ones(3) > 0, x, 0),
+                 lambda: clnz.select(x, np.ones(3) > 0)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert type(e.value) is clnz.ShapeMismatch and isinstance(e.value, clnz.Error)
+        assert e.value.name == "CLNZ_ERROR_SHAPE_MISMATCH" and str(e.value).startswith("clnz: ")
+    for status, mismatch in ((-2010, True), (-2011, False), (-2000, False)):
+        assert isinstance(clnz.Error(status, ""), ValueError) == mismatch, status
 
 
 def test_a_forked_pool_worker_s_error_reaches_the_parent():

@@ -65,7 +65,8 @@ to `clnz warmup --dtypes`) are a ValueError naming both, so that neither
 reader is surprised; the others ("f32") are refused with numpy's name.
 
 Failures raise clnz.Error with the library's message (a failed allocation
-clnz.OutOfMemory, a MemoryError too); a refused argument
+clnz.OutOfMemory, a MemoryError too; shapes that do not broadcast or
+match clnz.ShapeMismatch, a ValueError too); a refused argument
 raises ValueError (an unknown option value: layout, order, index="foo"; a
 dtype name with two meanings) or TypeError (a wrong kind of argument, an
 unsupported dtype, a numpy masked array, whose mask the library cannot
@@ -86,10 +87,10 @@ import numpy as np
 from . import _core, _host, _lib
 from ._programs import stats, use_bundle, warmup  # noqa: F401
 from ._core import (Context, Device, Error, LibraryWarning, OutOfMemory,  # noqa: F401
-                    Predicate, default_context, devices)
+                    Predicate, ShapeMismatch, default_context, devices)
 
 __version__ = "0.2.0"
-__all__ = ["Error", "OutOfMemory", "LibraryWarning", "Context", "Device", "Predicate", "devices",
+__all__ = ["Error", "OutOfMemory", "ShapeMismatch", "LibraryWarning", "Context", "Device", "Predicate", "devices",
            "default_context", "nonzero", "argwhere", "flatnonzero", "nonzero_static",
            "nonzero_batched", "nonzero_channels", "count_nonzero", "select", "extract", "where",
            "warmup", "use_bundle", "stats", "library_version", "library_path"]

@@ -40,11 +40,14 @@ _OUT_OF_MEMORY = ("CLNZ_ERROR_OUT_OF_HOST_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAI
 class Error(RuntimeError):
     """A failed clnz call: `status` is the library's code (OpenCL's own codes
     pass through), `name` its constant's name. A failed allocation's is an
-    OutOfMemory, as OSError(errno.ENOENT, ...) is a FileNotFoundError."""
+    OutOfMemory, shapes that do not fit a ShapeMismatch, as
+    OSError(errno.ENOENT, ...) is a FileNotFoundError."""
 
     def __new__(cls, status, message):
         if cls is Error and status_name(status) in _OUT_OF_MEMORY:
             cls = OutOfMemory
+        elif cls is Error and status_name(status) == "CLNZ_ERROR_SHAPE_MISMATCH":
+            cls = ShapeMismatch
         return super().__new__(cls, status, message)
 
     def __init__(self, status, message):
@@ -62,6 +65,13 @@ class OutOfMemory(Error, MemoryError):
     """A clnz.Error of an allocation that failed (CLNZ_ERROR_OUT_OF_HOST_MEMORY,
     CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_HOST_MEMORY): a MemoryError
     too, so that `except MemoryError` catches it as it catches numpy's."""
+
+
+class ShapeMismatch(Error, ValueError):
+    """A clnz.Error of shapes that do not fit together (CLNZ_ERROR_SHAPE_MISMATCH:
+    where's operands that do not broadcast, select's mask of another shape): a
+    ValueError too, so that `except ValueError` catches it as it catches
+    numpy's "operands could not be broadcast together"."""
 
 
 class LibraryWarning(UserWarning):
