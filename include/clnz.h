@@ -207,8 +207,9 @@ typedef struct clnz_context clnz_context;
  * index, as `clnz devices` lists them), a kind ("gpu", "cpu",
  * "accelerator"), or a case-insensitive part of the platform and device
  * names ("nvidia", "pocl"); real devices before simulators (Oclgrind). NULL
- * means the environment variable CLNZ_DEVICE (the same forms) if set, else
- * the default: the first GPU that is not a simulator, else the first real
+ * (or "", as the Python module's Context("")) means the environment
+ * variable CLNZ_DEVICE (the same forms) if set and not empty, else the
+ * default: the first GPU that is not a simulator, else the first real
  * device, else the first device. On failure *out is NULL and, if msg is not
  * NULL, msg gets a one-line reason. */
 clnz_status clnz_context_create(const char *selector, clnz_context **out, char *msg,

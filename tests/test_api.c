@@ -316,6 +316,23 @@ static void test_device_selection(void **state)
         *q = (char)(*q >= 'a' && *q <= 'z' ? *q - 32 : *q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
     assert_int_equal(clnz_context_create(part, &c, msg, sizeof msg), CLNZ_SUCCESS);
     clnz_context_release(c);
+    /* "" is NULL: CLNZ_DEVICE, then the default (it was a part of every name,
+     * so the first real device, whatever CLNZ_DEVICE said) */
+    char last[32];
+    int li = (n < 8 ? n : 8) - 1;
+    snprintf(last, sizeof last, "%d:%d", infos[li].platform, infos[li].device);
+    setenv("CLNZ_DEVICE", last, 1);
+    clnz_context *from_env = NULL;
+    assert_int_equal(clnz_context_create(NULL, &from_env, msg, sizeof msg), CLNZ_SUCCESS);
+    assert_int_equal(clnz_context_create("", &c, msg, sizeof msg), CLNZ_SUCCESS);
+    unsetenv("CLNZ_DEVICE");
+    assert_ptr_equal(clnz_context_device(c), clnz_context_device(from_env));
+    clnz_context_release(c);
+    clnz_context_release(from_env);
+    setenv("CLNZ_DEVICE", "no-such-device", 1); /* "" reads it too: the same refusal */
+    assert_int_equal(clnz_context_create("", &c, msg, sizeof msg), CLNZ_ERROR_INVALID_DEVICE);
+    assert_non_null(strstr(msg, "CLNZ_DEVICE"));
+    unsetenv("CLNZ_DEVICE");
     clnz_context_release(NULL); /* NULL is fine */
 }
 

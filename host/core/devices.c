@@ -221,6 +221,8 @@ clnz_status devices_find(const char *selector, cl_platform_id *platform, cl_devi
 {
     DRIVER_HOLD();
     const char *origin = "device";
+    if (selector && !*selector) /* "" as NULL, as an empty CLNZ_DEVICE (the Python module too) */
+        selector = NULL;
     if (!selector) {
         selector = getenv("CLNZ_DEVICE");
         origin = "CLNZ_DEVICE";
