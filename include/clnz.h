@@ -591,7 +591,8 @@ clnz_status clnz_nonzero_channels(clnz_context *ctx, const clnz_tensor *in, cons
 
 /* nonzero over a region of an OpenCL image (image2d_t; a device without
  * image support gives OpenCL's CL_INVALID_OPERATION): origin and region in
- * pixels (origin NULL: the corner; region NULL: from origin to the edge),
+ * pixels, two elements each, (x, y) and (width, height), not OpenCL's three
+ * (origin NULL: the corner; region NULL: from origin to the edge),
  * coordinates (row, column) from the region's corner, or (x, y) with
  * CLNZ_ORDER_XY. Channel orders R, RG, RGBA, BGRA, ARGB, INTENSITY and
  * LUMINANCE; channel types (UN)SIGNED_INT8/16/32, UNORM_INT8/16 (compared

@@ -341,6 +341,26 @@ static void test_image2d_objects(void **state)
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_string_equal(clnz_context_message(ctx), "the origin (78, 0) is outside the 77 x 45 image");
     clReleaseMemObject(img);
+    { /* an image of another OpenCL context, on the same device */
+        cl_device_id dev = clnz_context_device(ctx);
+        cl_int e = CL_SUCCESS;
+        cl_context other = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
+        cl_image_desc desc = {0};
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = w, desc.image_height = h;
+        cl_mem foreign = clCreateImage(other, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc,
+                                       (void *)rgba, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        assert_int_equal(
+            clnz_image2d_nonzero(ctx, foreign, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
+            CLNZ_ERROR_INVALID_ARGUMENT);
+        assert_string_equal(clnz_context_message(ctx), "the image belongs to another OpenCL "
+                                                       "context than the clnz context's");
+        clReleaseMemObject(foreign);
+        clReleaseContext(other);
+    }
     if (format_supported(CL_A, CL_UNORM_INT8)) {
         img = make_image(CL_A, CL_UNORM_INT8, w, h, rgba);
         assert_int_equal(clnz_image2d_nonzero(ctx, img, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL,

@@ -98,6 +98,12 @@ static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t
     cl_int e = clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL);
     if (!e && type != CL_MEM_OBJECT_IMAGE2D)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "the image is not an image2d");
+    cl_context owner = NULL;
+    if (!e)
+        e = clGetMemObjectInfo(image, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (!e && owner != ctx->cl) /* as a buffer's (core/tensor.c) */
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the image belongs to another OpenCL context than the clnz context's");
     if (!e)
         e = clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof fmt, &fmt, NULL);
     if (!e)
