@@ -264,6 +264,93 @@ static void test_memory_objects_clnz_cannot_use(void **state)
     clReleaseMemObject(cnt);
 }
 
+/* A call's writes may not land on what it reads or on its other writes
+ * (the kernels would race): refused by name, a sub-buffer seen in its
+ * parent; apart, one buffer serves all, and the answer is right. */
+static void test_overlapping_buffers_are_refused(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    float x[16] = {0, 1, 0, 2, 0, 0, 3, 0, 0, 0, 0, 4, 0, 0, 5, 0}; /* 5 nonzero */
+    int64_t shape[] = {16};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    enum { IN_AT = 0, OUT_AT = 64, COUNT_AT = 64 + 16 * 8 }; /* bytes, apart */
+    cl_mem b = tu_buffer(COUNT_AT + 64, NULL);
+    cl_int e = clEnqueueWriteBuffer(clnz_context_queue(ctx), b, CL_TRUE, IN_AT, sizeof x, x, 0,
+                                    NULL, NULL);
+    assert_int_equal(e, CL_SUCCESS);
+    /* apart in one buffer: fine */
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, b, OUT_AT, 16, b, COUNT_AT, 0,
+                                       NULL, NULL));
+    int64_t got[5];
+    uint64_t z = 0;
+    tu_read(b, COUNT_AT, 8, &z);
+    tu_read(b, OUT_AT, sizeof got, got);
+    assert_int_equal(z, 5);
+    int64_t want[5] = {1, 3, 6, 11, 14};
+    assert_memory_equal(got, want, sizeof want);
+    /* the output over the input, the count inside the output, the count
+     * over the input */
+    assert_int_equal(
+        clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, b, 32, 16, b, COUNT_AT, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx),
+                        "the output (bytes 32..159 of its buffer) and the input (bytes 0..63) "
+                        "overlap: clnz would write what it reads");
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, b, OUT_AT, 16, b,
+                                          OUT_AT + 8, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "clnz would write what it writes"));
+    assert_int_equal(clnz_count_enqueue(ctx, &t, b, IN_AT, NULL, b, 56, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "the count (bytes 56..63"));
+    /* no room for entries: nothing written there, nothing to overlap */
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, b, 0, 0, b, COUNT_AT, 0, NULL,
+                                       NULL));
+    /* a sub-buffer as the output, over the parent's bytes that the count
+     * takes (its origin as aligned as the device asks) */
+    cl_uint align_bits = 0;
+    clGetDeviceInfo(clnz_context_device(ctx), CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                    &align_bits, NULL);
+    size_t origin = align_bits / 8 > 0 ? align_bits / 8 : 128;
+    cl_mem parent = tu_buffer(origin + 256, NULL);
+    cl_buffer_region r = {origin, 256};
+    cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    char expect[160];
+    snprintf(expect, sizeof expect,
+             "the output (bytes %zu..%zu of its buffer) and the count (bytes %zu..%zu) overlap",
+             origin, origin + 16 * 8 - 1, origin + 8, origin + 15);
+    assert_int_equal(clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, sub, 0, 16, parent,
+                                          origin + 8, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), expect));
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, sub, 0, 16, parent, 0, 0,
+                                       NULL, NULL)); /* the count before the sub-buffer: apart */
+    tu_read(parent, 0, 8, &z);
+    assert_int_equal(z, 5);
+    clReleaseMemObject(sub);
+    clReleaseMemObject(parent);
+    /* select: x under the output; batched: offsets over the input */
+    assert_int_equal(clnz_select_enqueue(ctx, &t, b, IN_AT, NULL, NULL, 0, NULL, b, 4, 16, b,
+                                         COUNT_AT, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "the output (bytes 4..67"));
+    int64_t bshape[] = {4, 4};
+    clnz_tensor bt = {CLNZ_F32, 2, bshape, NULL};
+    assert_int_equal(clnz_nonzero_batched_enqueue(ctx, &bt, b, IN_AT, NULL, NULL, b, OUT_AT, 16, b,
+                                                  16, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "the offsets (bytes 16..55"));
+    /* an _alloc call's count over its input */
+    cl_mem res = NULL;
+    assert_int_equal(
+        clnz_nonzero_alloc(ctx, &t, b, IN_AT, NULL, NULL, &res, &z, b, 8, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_null(res);
+    clReleaseMemObject(b);
+}
+
 static void test_device_selection(void **state)
 {
     (void)state;
@@ -975,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_index_overflow_before_any_work),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_memory_objects_clnz_cannot_use),
+        cmocka_unit_test(test_overlapping_buffers_are_refused),
         cmocka_unit_test(test_device_selection),
         cmocka_unit_test(test_context_device_info),
         cmocka_unit_test(test_wrapped_context),

@@ -272,6 +272,51 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
     return CLNZ_SUCCESS;
 }
 
+/* Where a span's bytes lie: a sub-buffer's in its parent (OpenCL 1.2 has
+ * no sub-buffers of sub-buffers), so that two views of one buffer compare. */
+static mem_span span_root(mem_span s)
+{
+    cl_mem parent = NULL;
+    size_t origin = 0;
+    if (clGetMemObjectInfo(s.buf, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
+            CL_SUCCESS &&
+        parent &&
+        clGetMemObjectInfo(s.buf, CL_MEM_OFFSET, sizeof origin, &origin, NULL) == CL_SUCCESS) {
+        s.buf = parent;
+        s.lo += origin;
+        s.hi += origin;
+    }
+    return s;
+}
+
+static clnz_status span_clash(clnz_context *ctx, const mem_span *w, const mem_span *o,
+                              const char *verb)
+{
+    if (!w->buf || !o->buf || w->lo >= w->hi || o->lo >= o->hi)
+        return CLNZ_SUCCESS;
+    mem_span a = span_root(*w), b = span_root(*o);
+    if (a.buf != b.buf || a.hi <= b.lo || b.hi <= a.lo)
+        return CLNZ_SUCCESS;
+    return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                    "the %s (bytes %llu..%llu of its buffer) and the %s (bytes %llu..%llu) "
+                    "overlap: clnz would write what it %s",
+                    w->what, (unsigned long long)a.lo, (unsigned long long)a.hi - 1, o->what,
+                    (unsigned long long)b.lo, (unsigned long long)b.hi - 1, verb);
+}
+
+clnz_status spans_apart(clnz_context *ctx, const mem_span *writes, int n_writes,
+                        const mem_span *reads, int n_reads)
+{
+    clnz_status st = CLNZ_SUCCESS;
+    for (int i = 0; i < n_writes && !st; ++i) {
+        for (int j = i + 1; j < n_writes && !st; ++j)
+            st = span_clash(ctx, &writes[i], &writes[j], "writes");
+        for (int j = 0; j < n_reads && !st; ++j)
+            st = span_clash(ctx, &writes[i], &reads[j], "reads");
+    }
+    return st;
+}
+
 void shape_text(int rank, const int64_t *shape, char *buf, size_t n)
 {
     size_t len = (size_t)snprintf(buf, n, "(");

@@ -42,6 +42,18 @@ clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, 
 /* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
                          uint64_t count, size_t elem);
+/* Bytes [lo, hi) of a caller's buffer that a call reads or writes. */
+typedef struct {
+    cl_mem buf;
+    uint64_t lo, hi;
+    const char *what;
+} mem_span;
+/* Each span written must share no byte with another written or with one
+ * read, a sub-buffer seen in its parent (kernels that read what others
+ * write race): else CLNZ_ERROR_INVALID_ARGUMENT naming both. Empty spans
+ * and NULL buffers are skipped. */
+clnz_status spans_apart(clnz_context *ctx, const mem_span *writes, int n_writes,
+                        const mem_span *reads, int n_reads);
 /* A shape as Python writes it: "(2, 3)", "(4,)", "()". */
 void shape_text(int rank, const int64_t *shape, char *buf, size_t n);
 /* A small read-only buffer with shape then strides, for the kernels; the

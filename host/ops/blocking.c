@@ -56,7 +56,9 @@ clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
 clnz_status job_run(chain *ch, nz_job *job)
 {
     const strategy *s;
-    clnz_status st = strategy_choose(ch->ctx, job, &s);
+    clnz_status st = job_apart(ch->ctx, job);
+    if (!st)
+        st = strategy_choose(ch->ctx, job, &s);
     if (st)
         return st;
     /* nothing to write (a count, or no room for entries): the counting

@@ -27,6 +27,11 @@ clnz_status clnz_count_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem 
     job.emit = ABI_EMIT_COUNT;
     job.count = count_buf;
     job.count_off = count_offset / sizeof(cl_ulong);
+    st = job_apart(ctx, &job);
+    if (st) {
+        job_release(&job);
+        return st;
+    }
     chain ch;
     chain_begin(&ch, ctx, num_events, wait_list);
     const strategy *s;

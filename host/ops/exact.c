@@ -46,17 +46,17 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
     /* a static size too large is known before anything runs: count_buf
      * stays untouched (a result too large for its count is only known
      * once counted, and count_buf then holds that count) */
-    if (e->fixed != UINT64_MAX) {
-        clnz_status st = result_fits(ctx, e->fixed, e->entry_bytes);
-        if (st)
-            return st;
-    }
+    clnz_status st = job_apart(ctx, job); /* its count against its input (out is new) */
+    if (!st && e->fixed != UINT64_MAX)
+        st = result_fits(ctx, e->fixed, e->entry_bytes);
+    if (st)
+        return st;
     const strategy *s;
     chain ch;
     chain_settle(ctx); /* the call waits for its own count */
     chain_begin(&ch, ctx, n_wait, wait);
     cl_ulong z = 0;
-    clnz_status st = strategy_choose(ctx, job, &s);
+    st = strategy_choose(ctx, job, &s);
     if (!st)
         st = s->count(&ch, job);
     if (!st)

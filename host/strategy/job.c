@@ -26,7 +26,31 @@ clnz_status job_bind_values(clnz_context *ctx, nz_job *job, const tensor_info *x
     job->x = buf;
     job->x_base = base;
     job->x_contiguous = x->contiguous;
+    job->x_lo = x->n ? (uint64_t)(base + x->min_off) * x->elem : 0;
+    job->x_hi = x->n ? (uint64_t)(base + x->max_off + 1) * x->elem : 0;
     return tensor_meta_buffer(ctx, x, &job->x_meta);
+}
+
+clnz_status job_apart(clnz_context *ctx, const nz_job *job)
+{
+    const tensor_info *t = &job->t;
+    mem_span reads[2] = {
+        {job->in, t->n ? (uint64_t)(job->base + t->min_off) * t->elem : 0,
+         t->n ? (uint64_t)(job->base + t->max_off + 1) * t->elem : 0, "input"},
+        {job->emit == ABI_EMIT_VALUES ? job->x : NULL, job->x_lo, job->x_hi, "values (x)"}};
+    int writes_entries = job->emit != ABI_EMIT_COUNT && job->capacity > 0;
+    size_t unit = job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes;
+    uint64_t per_entry =
+        job->emit == ABI_EMIT_COORDS && job->layout != ABI_LAYOUT_FLAT ? (uint64_t)job->width : 1;
+    mem_span writes[2] = {{writes_entries ? job->out : NULL, job->out_off * unit,
+                           (job->out_off + job->capacity * per_entry) * unit, "output"},
+                          job->batches
+                              ? (mem_span){job->offsets, job->offsets_off * sizeof(cl_long),
+                                           (job->offsets_off + job->batches + 1) * sizeof(cl_long),
+                                           "offsets"}
+                              : (mem_span){job->count, job->count_off * sizeof(cl_ulong),
+                                           (job->count_off + 1) * sizeof(cl_ulong), "count"}};
+    return spans_apart(ctx, writes, 2, reads, 2);
 }
 
 job_kind job_kind_of(const nz_job *job)

@@ -43,6 +43,7 @@ typedef struct {
     int64_t x_base;
     cl_mem x_meta;
     int x_contiguous;
+    uint64_t x_lo, x_hi; /* the bytes of x's buffer it reaches (job_apart) */
 
     /* entries: `capacity` of them from element out_off (index or value
      * units) of `out`; the first min(z, capacity) are written */
@@ -72,6 +73,10 @@ clnz_status job_init(clnz_context *ctx, nz_job *job, const tensor_info *t,
 clnz_status job_bind(clnz_context *ctx, nz_job *job, cl_mem in, size_t in_byte_off);
 clnz_status job_bind_values(clnz_context *ctx, nz_job *job, const tensor_info *x, cl_mem buf,
                             int64_t base);
+/* A caller's buffers the job writes (entries, count, offsets) share no
+ * byte with each other nor with what it reads (the input, x): else a
+ * clear error before anything runs, not a race (core/tensor.h). */
+clnz_status job_apart(clnz_context *ctx, const nz_job *job);
 /* Releases what job_bind made (the kernels using it keep it alive). */
 void job_release(nz_job *job);
 
