@@ -218,8 +218,39 @@ static void test_memory_objects_clnz_cannot_use(void **state)
                          CLNZ_ERROR_INVALID_ARGUMENT);
         assert_string_equal(clnz_context_message(ctx), cases[i].msg);
     }
-    /* a write-only count buffer is fine (the look-back's count takes one) */
+    /* a write-only count buffer is fine (the look-back's count takes one),
+     * but for a size's fill, which reads it */
     TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in, 0, NULL, wo, 0, 0, NULL, NULL));
+    TU_CHECK(ctx,
+             clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 4, wo, 0, 0, NULL, NULL));
+    clnz_nonzero_options sized;
+    clnz_nonzero_options_init(&sized);
+    sized.has_size = 1, sized.size = 4, sized.fill = -1;
+    const char *fill_reads = "the count buffer is CL_MEM_WRITE_ONLY, and clnz reads it for the "
+                             "fill after the first z entries (has_size)";
+    assert_int_equal(
+        clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &sized, out, 0, 4, wo, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), fill_reads);
+    cl_mem got = in;
+    uint64_t gz = 9;
+    assert_int_equal(
+        clnz_nonzero_alloc(ctx, &t, in, 0, NULL, &sized, &got, &gz, wo, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), fill_reads);
+    assert_null(got);
+    /* each operand by its name: select's x, where's x */
+    assert_int_equal(
+        clnz_select_enqueue(ctx, &t, wo, 0, &t, in, 0, NULL, out, 0, 4, cnt, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx),
+                        "the x buffer is CL_MEM_WRITE_ONLY, and clnz reads it");
+    clnz_operand xo = clnz_operand_array(&t), yo = clnz_operand_int(0);
+    assert_int_equal(
+        clnz_where_enqueue(ctx, &t, in, 0, NULL, &xo, wo, 0, &yo, NULL, 0, out, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx),
+                        "the x buffer is CL_MEM_WRITE_ONLY, and clnz reads it");
     assert_int_equal(clnz_scan_enqueue(ctx, CLNZ_U32, wo, 0, out, 0, 4, NULL, 0, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_string_equal(clnz_context_message(ctx),

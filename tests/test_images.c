@@ -240,6 +240,16 @@ static cl_mem make_image(cl_channel_order order, cl_channel_type type, size_t w,
     return m;
 }
 
+/* An image the call refuses, with this message. */
+static void image_refused(clnz_context *ctx, cl_mem img, const char *msg)
+{
+    clnz_result res;
+    assert_int_equal(
+        clnz_image2d_nonzero(ctx, img, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), msg);
+}
+
 static void test_image2d_objects(void **state)
 {
     (void)state;
@@ -353,13 +363,16 @@ static void test_image2d_objects(void **state)
         cl_mem foreign = clCreateImage(other, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, &desc,
                                        (void *)rgba, &e);
         assert_int_equal(e, CL_SUCCESS);
-        assert_int_equal(
-            clnz_image2d_nonzero(ctx, foreign, NULL, NULL, NULL, CLNZ_CHANNELS_ANY, NULL, &res),
-            CLNZ_ERROR_INVALID_ARGUMENT);
-        assert_string_equal(clnz_context_message(ctx), "the image belongs to another OpenCL "
-                                                       "context than the clnz context's");
+        image_refused(ctx, foreign,
+                      "the image belongs to another OpenCL context than the clnz context's");
         clReleaseMemObject(foreign);
         clReleaseContext(other);
+        /* one the kernels may only write */
+        cl_mem wo =
+            clCreateImage(clnz_context_cl_context(ctx), CL_MEM_WRITE_ONLY, &fmt, &desc, NULL, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        image_refused(ctx, wo, "the image is CL_MEM_WRITE_ONLY, and clnz reads it (its mask pass)");
+        clReleaseMemObject(wo);
     }
     if (format_supported(CL_A, CL_UNORM_INT8)) {
         img = make_image(CL_A, CL_UNORM_INT8, w, h, rgba);

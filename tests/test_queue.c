@@ -136,6 +136,17 @@ static int call_channels(const inputs *in)
     return bad;
 }
 
+/* The _alloc calls: the result's size on the host against the reference
+ * counts (its entries are test_exact's). */
+static int alloc_done(cl_mem out, cl_event ev, uint64_t z, int64_t want)
+{
+    int bad = clWaitForEvents(1, &ev) != CL_SUCCESS || z != (uint64_t)want;
+    clReleaseEvent(ev);
+    if (out)
+        clReleaseMemObject(out);
+    return bad;
+}
+
 static int call_alloc(const inputs *in)
 {
     int64_t shape[1] = {N};
@@ -146,22 +157,80 @@ static int call_alloc(const inputs *in)
     if (clnz_nonzero_alloc(in->ctx, &t, in->xbuf, 0, NULL, NULL, &out, &z, NULL, 0, 0, NULL,
                            &ev))
         return 1;
-    int bad = clWaitForEvents(1, &ev) != CL_SUCCESS || z != (uint64_t)in->z_x;
-    clReleaseEvent(ev);
+    return alloc_done(out, ev, z, in->z_x);
+}
+
+static int call_select_alloc(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    cl_mem out = NULL;
+    uint64_t z = 0;
+    cl_event ev = NULL;
+    if (clnz_select_alloc(in->ctx, &t, in->xbuf, 0, NULL, NULL, 0, NULL, &out, &z, NULL, 0, 0, NULL,
+                          &ev))
+        return 1;
+    return alloc_done(out, ev, z, in->z_x);
+}
+
+static int call_batched_alloc(const inputs *in)
+{
+    int64_t shape[2] = {N / 100, 100};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    cl_mem out = NULL, offs = tu_buffer((N / 100 + 1) * sizeof(int64_t), NULL);
+    uint64_t z = 0;
+    cl_event ev = NULL;
+    clnz_status st = clnz_nonzero_batched_alloc(in->ctx, &t, in->xbuf, 0, NULL, NULL, &out, &z,
+                                                offs, 0, 0, NULL, &ev);
+    clReleaseMemObject(offs); /* OpenCL keeps it while the commands need it */
+    return st ? 1 : alloc_done(out, ev, z, in->z_x);
+}
+
+static int call_channels_alloc(const inputs *in)
+{
+    int64_t shape[2] = {N / 2, 2};
+    clnz_tensor t = {CLNZ_F32, 2, shape, NULL};
+    cl_mem out = NULL;
+    uint64_t z = 0;
+    cl_event ev = NULL;
+    if (clnz_nonzero_channels_alloc(in->ctx, &t, in->xbuf, 0, NULL, CLNZ_CHANNELS_ANY, NULL, &out,
+                                    &z, NULL, 0, 0, NULL, &ev))
+        return 1;
+    int64_t want = 0;
+    for (int64_t p = 0; p < N / 2; ++p)
+        want += in->x[2 * p] != 0.0f || in->x[2 * p + 1] != 0.0f;
+    return alloc_done(out, ev, z, want);
+}
+
+/* An _alloc call waiting on g_wait: 0 if it fails as its wait list did. */
+static cl_event g_wait;
+static int call_alloc_on_wait(const inputs *in)
+{
+    int64_t shape[1] = {N};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    cl_mem out = NULL;
+    uint64_t z = 0;
+    clnz_status st = clnz_nonzero_alloc(in->ctx, &t, in->xbuf, 0, NULL, NULL, &out, &z, NULL, 0, 1,
+                                        &g_wait, NULL);
     if (out)
         clReleaseMemObject(out);
-    return bad;
+    return st != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || out;
 }
 
 /* Every kind of call that waits for its own commands. */
 static const struct {
     const char *name;
     call_fn fn;
-} blocking_calls[] = {
-    {"clnz_nonzero", call_nonzero},         {"clnz_count", call_count},
-    {"clnz_select", call_select},           {"clnz_where", call_where},
-    {"clnz_nonzero_batched", call_batched}, {"clnz_nonzero_channels", call_channels},
-    {"clnz_nonzero_alloc", call_alloc}};
+} blocking_calls[] = {{"clnz_nonzero", call_nonzero},
+                      {"clnz_count", call_count},
+                      {"clnz_select", call_select},
+                      {"clnz_where", call_where},
+                      {"clnz_nonzero_batched", call_batched},
+                      {"clnz_nonzero_channels", call_channels},
+                      {"clnz_nonzero_alloc", call_alloc},
+                      {"clnz_select_alloc", call_select_alloc},
+                      {"clnz_nonzero_batched_alloc", call_batched_alloc},
+                      {"clnz_nonzero_channels_alloc", call_channels_alloc}};
 #define N_BLOCKING_CALLS (sizeof blocking_calls / sizeof blocking_calls[0])
 
 /* N values half nonzero, N mask bytes half set, the values on the device
@@ -210,16 +279,21 @@ static void *run_job(void *arg)
     return NULL;
 }
 
-/* Starts fn in a thread; 1 if it returned before the deadline (its result
- * in *result). Else 0, and *late is the job still running: the caller
- * lets it finish (join_late) once the queue can drain. */
-static int returns_in_time(call_fn fn, const inputs *in, int *result, job **late,
-                           pthread_t *thread)
+/* Starts fn in a thread. */
+static job *job_start(call_fn fn, const inputs *in, pthread_t *thread)
 {
     job *j = calloc(1, sizeof *j);
     assert_non_null(j);
     *j = (job){fn, in, 1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
     assert_int_equal(pthread_create(thread, NULL, run_job, j), 0);
+    return j;
+}
+
+/* 1 if the job returned before the deadline (its result in *result), and
+ * it is freed. Else 0, and *late is the job still running: the caller lets
+ * it finish (join_late) once the queue can drain. */
+static int job_wait(job *j, pthread_t thread, int *result, job **late)
+{
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += DEADLINE_S;
@@ -232,10 +306,16 @@ static int returns_in_time(call_fn fn, const inputs *in, int *result, job **late
         *late = j;
         return 0;
     }
-    pthread_join(*thread, NULL);
+    pthread_join(thread, NULL);
     *result = j->result;
     free(j);
     return 1;
+}
+
+static int returns_in_time(call_fn fn, const inputs *in, int *result, job **late, pthread_t *thread)
+{
+    job *j = job_start(fn, in, thread); /* before *thread is read */
+    return job_wait(j, *thread, result, late);
 }
 
 static void test_blocking_calls_wait_on_their_own_commands(void **state)
@@ -388,25 +468,42 @@ static void test_a_late_failure_before_a_blocking_call(void **state)
         assert_int_equal(e, CL_SUCCESS);
         TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &small, in.xbuf, 0, NULL, NULL, out, 0, 64, count,
                                            0, 1, &user, &ev));
-        job *j = calloc(1, sizeof *j);
-        assert_non_null(j);
-        *j = (job){blocking_calls[i].fn,    &in, 1, 0, PTHREAD_MUTEX_INITIALIZER,
-                   PTHREAD_COND_INITIALIZER};
         pthread_t thread;
-        assert_int_equal(pthread_create(&thread, NULL, run_job, j), 0);
+        job *j = job_start(blocking_calls[i].fn, &in, &thread), *late = NULL;
         nanosleep(&(struct timespec){0, 100000000}, NULL); /* it waits by now */
         clSetUserEventStatus(user, -1);
-        pthread_join(thread, NULL);
+        int result = 1;
+        if (!job_wait(j, thread, &result, &late))
+            fail_msg("%s still blocked %d s after a late failure of the call before",
+                     blocking_calls[i].name, DEADLINE_S);
         cl_int status = CL_COMPLETE;
         clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
         assert_true(status < 0); /* the call before it did fail */
-        if (j->result)
+        if (result)
             fail_msg("%s failed or was wrong after a late failure of the call before",
                      blocking_calls[i].name);
-        free(j);
         clReleaseEvent(ev);
         clReleaseEvent(user);
     }
+    /* an _alloc call given the same event, which fails while it waits for
+     * the call before: its own wait list failed, an error in time (PoCL
+     * never runs a command enqueued behind a failed event: it hung) */
+    cl_int e = CL_SUCCESS;
+    cl_event ev = NULL;
+    g_wait = clCreateUserEvent(cl, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &small, in.xbuf, 0, NULL, NULL, out, 0, 64, count, 0, 1,
+                                       &g_wait, &ev));
+    pthread_t thread;
+    job *j = job_start(call_alloc_on_wait, &in, &thread), *late = NULL;
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    clSetUserEventStatus(g_wait, -1);
+    int result = 1;
+    if (!job_wait(j, thread, &result, &late))
+        fail_msg("clnz_nonzero_alloc still blocked %d s after its wait list failed", DEADLINE_S);
+    assert_int_equal(result, 0);
+    clReleaseEvent(ev);
+    clReleaseEvent(g_wait);
     clReleaseMemObject(out);
     clReleaseMemObject(count);
     inputs_free(&in);

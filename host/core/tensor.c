@@ -176,17 +176,29 @@ static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, c
     return CLNZ_SUCCESS;
 }
 
+clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why)
+{
+    cl_mem_flags flags = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    if (e)
+        return CL_CHECK(ctx, e, "clGetMemObjectInfo(flags)");
+    if (flags & CL_MEM_WRITE_ONLY)
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                        "the %s is CL_MEM_WRITE_ONLY, and clnz reads it %s", what, why);
+    return CLNZ_SUCCESS;
+}
+
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
-                        int64_t *base)
+                        const char *what, int64_t *base)
 {
     if (!buf)
-        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "input buffer is NULL");
-    clnz_status st = mem_usable(ctx, buf, "input", CL_MEM_WRITE_ONLY);
+        return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "%s buffer is NULL", what);
+    clnz_status st = mem_usable(ctx, buf, what, CL_MEM_WRITE_ONLY);
     if (st)
         return st;
     if (byte_off % info->elem)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "input offset %zu is not a multiple of the element size %zu", byte_off,
+                        "%s offset %zu is not a multiple of the element size %zu", what, byte_off,
                         info->elem);
     *base = (int64_t)(byte_off / info->elem);
     if (info->n == 0)
@@ -194,11 +206,11 @@ clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, 
     size_t size = 0;
     cl_int e = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
     if (e)
-        return CL_CHECK(ctx, e, "clGetMemObjectInfo(input)");
+        return CL_CHECK(ctx, e, "clGetMemObjectInfo(size)");
     if (*base + info->min_off < 0 ||
         (uint64_t)(*base + info->max_off + 1) * info->elem > (uint64_t)size)
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                        "the tensor reaches outside its buffer (%zu bytes)", size);
+                        "the %s reaches outside its buffer (%zu bytes)", what, size);
     return CLNZ_SUCCESS;
 }
 

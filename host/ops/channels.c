@@ -199,7 +199,7 @@ static clnz_status device_mask(clnz_context *ctx, const clnz_tensor *in, cl_mem 
     if (!st)
         st = channel_plan_make(ctx, &t, pred, o, rule, c);
     if (!st)
-        st = tensor_base(ctx, &c->t, in_buf, in_offset, &base);
+        st = tensor_base(ctx, &c->t, in_buf, in_offset, "input", &base);
     if (!st)
         st = pixel_mask_buffer(ctx, c->pixels.n, mask);
     if (!st)
@@ -258,6 +258,8 @@ clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in
     cl_mem mask = NULL;
     cl_event done = NULL;
     clnz_status st = exact_outputs(ctx, out_buf, count);
+    if (!st) /* before the mask pass, which the nested _alloc call's count waits on */
+        chain_settle(ctx);
     if (!st)
         st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &c, num_events, wait_list,
                          &mask, &done);

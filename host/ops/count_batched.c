@@ -367,7 +367,7 @@ clnz_status clnz_count_batched_enqueue(clnz_context *ctx, const clnz_tensor *in,
     if (!st)
         st = buffer_check(ctx, counts_buf, "counts", counts_offset, p.batches, sizeof(cl_long));
     if (!st)
-        st = tensor_base(ctx, &t, in_buf, in_offset, &base);
+        st = tensor_base(ctx, &t, in_buf, in_offset, "input", &base);
     if (st)
         return st;
     chain ch;

@@ -54,6 +54,12 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
     const strategy *s;
     chain ch;
     chain_settle(ctx); /* the call waits for its own count */
+    /* a caller's event may have failed while it settled: checked again, as
+     * at the call's start (a command enqueued behind a failed event never
+     * runs on PoCL 3.1: the count's read would wait for ever) */
+    st = events_check(ctx, n_wait, wait);
+    if (st)
+        return st;
     chain_begin(&ch, ctx, n_wait, wait);
     cl_ulong z = 0;
     st = strategy_choose(ctx, job, &s);

@@ -105,6 +105,10 @@ static clnz_status image_plan_make(clnz_context *ctx, cl_mem image, const size_t
         return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
                         "the image belongs to another OpenCL context than the clnz context's");
     if (!e)
+        e = buffer_readable(ctx, image, "image", "(its mask pass)");
+    if (e)
+        return e; /* the message is set */
+    if (!e)
         e = clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof fmt, &fmt, NULL);
     if (!e)
         e = clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof w, &w, NULL);

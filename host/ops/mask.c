@@ -45,7 +45,7 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
     if (!st)
         st = plan_launch(ctx, TUNE_MASK, &k, 1, items, 0, &cfg);
     if (!st)
-        st = tensor_base(ctx, &t, in_buf, in_offset, &base);
+        st = tensor_base(ctx, &t, in_buf, in_offset, "input", &base);
     if (!st)
         st = tensor_meta_buffer(ctx, &t, &meta);
     if (st)

@@ -55,7 +55,7 @@ static clnz_status device_job(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
     if (!st)
         st = job_on_buffer(ctx, job, &mi, pred, mask_buf, mask_offset);
     if (!st)
-        st = tensor_base(ctx, xi, x_buf, x_offset, &x_base);
+        st = tensor_base(ctx, xi, x_buf, x_offset, "x", &x_base);
     return st ? st : job_bind_values(ctx, job, xi, x_buf, x_base);
 }
 

@@ -343,14 +343,14 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
     if (!st)
         st = where_plan_make(ctx, cond, pred, x, y, w);
     if (!st)
-        st = tensor_base(ctx, &w->cond, cond_buf, cond_offset, &in.base[0]);
+        st = tensor_base(ctx, &w->cond, cond_buf, cond_offset, "cond", &in.base[0]);
     if (!st && x->array) {
         in.buf[1] = x_buf;
-        st = tensor_base(ctx, &w->x, x_buf, x_offset, &in.base[1]);
+        st = tensor_base(ctx, &w->x, x_buf, x_offset, "x", &in.base[1]);
     }
     if (!st && y->array) {
         in.buf[2] = y_buf;
-        st = tensor_base(ctx, &w->y, y_buf, y_offset, &in.base[2]);
+        st = tensor_base(ctx, &w->y, y_buf, y_offset, "y", &in.base[2]);
     }
     if (!st && w->n)
         st = buffer_check(ctx, out_buf, "output", out_offset, w->n, clnz_dtype_size(w->dtype));

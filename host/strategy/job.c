@@ -14,7 +14,7 @@ clnz_status job_init(clnz_context *ctx, nz_job *job, const tensor_info *t,
 clnz_status job_bind(clnz_context *ctx, nz_job *job, cl_mem in, size_t in_byte_off)
 {
     job->in = in;
-    clnz_status st = tensor_base(ctx, &job->t, in, in_byte_off, &job->base);
+    clnz_status st = tensor_base(ctx, &job->t, in, in_byte_off, "input", &job->base);
     return st ? st : tensor_meta_buffer(ctx, &job->t, &job->meta);
 }
 
