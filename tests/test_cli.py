@@ -1152,6 +1152,54 @@ def test_tuning_warnings_quote_the_folder(tmp_path):
     assert p.returncode == 0 and not p.stderr, p.stderr
     assert p.stdout.endswith(f"\nstored in {io_quote(str(ok / 'tuning'))}\n"), p.stdout
     assert (ok / "tuning").is_dir()
+    # the program cache blocked, the tuning folder not: stored, though it warned (review:
+    # "not stored (see the warning)" for any warning at all)
+    part = tmp_path / "part"
+    part.mkdir()
+    (part / "programs").write_text("x")
+    p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=dict(os.environ, CLNZ_CACHE_DIR=str(part)))
+    assert p.returncode == 0 and "cannot write the program cache" in p.stderr, p.stderr
+    assert p.stdout.endswith(f"\nstored in {part / 'tuning'}\n"), p.stdout  # a plain path
+    assert len(tuning_files(part)) == 2
+
+
+def test_autotune_that_cannot_store_does_not_tune(tmp_path, rng):
+    """Review: CLNZ_AUTOTUNE=1 with a tuning folder that cannot be made tuned
+    in every process (5 s each on PoCL for a count of 1000 elements), the
+    result lost each time. It warns now, tunes nothing, and answers."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "tuning").write_text("x")  # a file where the folder goes
+    a = random_array(rng, "f4", (10, 100))
+    inp = save(tmp_path, a)
+    env = dict(os.environ, CLNZ_CACHE_DIR=str(cache), CLNZ_AUTOTUNE="1")
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a), p.stderr
+    assert p.stderr == (f"clnz: warning: CLNZ_AUTOTUNE: not tuning, the result could not be "
+                        f"stored in {io_quote(str(cache / 'tuning'))} (Not a directory) and every "
+                        f"process would tune again: make the cache folder writable, or run "
+                        f"'clnz tune' where it is\n"), p.stderr
+    assert (cache / "tuning").read_text() == "x"
+
+
+def test_tune_says_why_a_kernel_has_no_candidates(tmp_path):
+    """Review: a kernel that does not build left "no tuning candidates: " with
+    the reason cleared; it names the kernel and the build's first line now."""
+    kdir = tmp_path / "kernels"
+    shutil.copytree(os.path.join(ROOT, "kernels"), kdir)
+    with open(kdir / "nonzero.cl", "a") as f:
+        f.write("\n#error broken on purpose\n")
+    p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True, timeout=TIMEOUT,
+                       env=dict(os.environ, CLNZ_KERNEL_DIR=str(kdir),
+                                CLNZ_CACHE_DIR=str(tmp_path / "cache")))
+    assert p.returncode == 1, p.stderr
+    line = [x for x in p.stderr.splitlines() if x.startswith("clnz: ")]  # the compiler's own too
+    assert len(line) == 1, p.stderr
+    assert line[0].startswith("clnz: tune: no tuning candidates for two-pass: building "
+                              "kernels/nonzero.cl with "), p.stderr
+    assert line[0].endswith("failed: CL_BUILD_PROGRAM_FAILURE: kernel build failed"), p.stderr
 
 
 def test_cache_folder_is_printed_unambiguously(tmp_path):

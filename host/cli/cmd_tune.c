@@ -72,8 +72,9 @@ int cmd_tune(int argc, char **argv)
         clnz_context_release(ctx);
         return rc;
     }
-    /* a call that succeeds with a message has warned: the result was not stored */
-    int stored = *clnz_context_message(ctx) == '\0';
+    /* a call that succeeds may warn of other things too (a program cache it
+     * cannot write): only its last step's own warning says not stored */
+    int stored = strstr(clnz_context_message(ctx), "cannot store the tuning result") == NULL;
     printf("%-9s %6s %6s %12s %12s  %s\n", "kernel", "wg", "items", "GB/s small", "GB/s large",
            "");
     for (int i = 0; i < n && i < 256; ++i) {

@@ -70,12 +70,27 @@ static void launch_from_store(clnz_context *c, int autotune)
 {
     tune_result r;
     clnz_launch_source src = tune_store_load(c, &c->id, &r);
-    if (src != CLNZ_LAUNCH_TUNED && autotune) {
-        if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS)
+    char *dir = NULL;
+    int unstorable = src != CLNZ_LAUNCH_TUNED && autotune ? tune_store_writable(c, &dir) : 0;
+    if (unstorable) { /* a tuning no later process finds: each would pay it again */
+        char shown[400];
+        ctx_warn(c,
+                 "warning: CLNZ_AUTOTUNE: not tuning, the result could not be stored in %s "
+                 "(%s) and every process would tune again: make the cache folder writable, "
+                 "or run 'clnz tune' where it is",
+                 dir ? quote_name(dir, shown, sizeof shown) : "(no cache folder)",
+                 strerror(unstorable));
+    } else if (src != CLNZ_LAUNCH_TUNED && autotune) {
+        if (clnz_tune(c, 1, NULL, NULL, NULL, 0, NULL) == CLNZ_SUCCESS) {
+            free(dir);
             return;
-        ctx_warn(c, "warning: autotuning failed: %s", clnz_context_message(c));
+        }
+        char why[400]; /* copied: the warning must not be written from its own slot */
+        snprintf(why, sizeof why, "%s", clnz_context_message(c));
+        ctx_warn(c, "warning: autotuning failed: %s", why);
         ctx_clear_message(c);
     }
+    free(dir);
     if (src == CLNZ_LAUNCH_DEFAULT)
         return;
     for (int f = 0; f < TUNE_KERNELS; ++f) {

@@ -52,6 +52,10 @@ int tune_store_parse(const char *text, size_t size, const device_ident *id, int 
 /* Just which source a device would get, for listings (no context): the
  * context's rules, a stored work-group size above max_wg skipped too. */
 clnz_launch_source tune_store_probe(const device_ident *id, size_t max_wg);
+/* Whether a tuning result could be stored: 0, or the errno of the folder
+ * (ENOENT: no cache folder); *dir gets the tuning folder's path (NULL
+ * without a cache folder), the caller's to free. */
+int tune_store_writable(const clnz_context *ctx, char **dir);
 /* Writes the device's file and its vendor-and-type file; 0 or an errno. */
 int tune_store_save(clnz_context *ctx, const tune_result *r);
 

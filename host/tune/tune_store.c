@@ -193,6 +193,19 @@ clnz_launch_source tune_store_probe(const device_ident *id, size_t max_wg)
     return src;
 }
 
+int tune_store_writable(const clnz_context *ctx, char **dir)
+{
+    *dir = ctx->cache_dir ? cache_path(ctx->cache_dir, "tuning") : NULL;
+    if (!ctx->cache_dir)
+        return ENOENT;
+    if (!*dir)
+        return ENOMEM;
+    int err = cache_mkdirs(*dir);
+    if (!err && access(*dir, W_OK | X_OK) != 0)
+        err = errno;
+    return err;
+}
+
 int tune_store_save(clnz_context *ctx, const tune_result *r)
 {
     if (!ctx->cache_dir)

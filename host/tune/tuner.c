@@ -337,12 +337,14 @@ static double bytes_moved(tune_kernel f, const problem *p)
 /* ---- the search ---- */
 /* Kernels whose strategy this context cannot run (lookback where the build
  * or the device lacks it) are not tuned: they keep their defaults. */
-static int tunable(clnz_context *ctx, tune_kernel f)
+static int tunable(clnz_context *ctx, tune_kernel f, char *why, size_t n)
 {
     cl_kernel k;
     size_t local_elem;
     int ok =
         family_kernel(ctx, f, ctx->launch[f].items_per_work_item, &k, &local_elem) == CLNZ_SUCCESS;
+    if (!ok) /* kept: the message is cleared (and its buffer may be reused) */
+        snprintf(why, n, "%s", clnz_context_message(ctx));
     ctx_clear_message(ctx);
     return ok;
 }
@@ -355,13 +357,14 @@ static clnz_status tune_families(clnz_context *ctx, int quick, clnz_tune_progres
     double large_ms[TUNE_KERNELS];
     int nc[TUNE_KERNELS], total = 0, done = 0;
     for (int f = 0; f < TUNE_KERNELS; ++f) {
+        char why[300] = "the device's limits leave none";
         large_ms[f] = -1; /* not measured */
-        nc[f] = tunable(ctx, (tune_kernel)f)
+        nc[f] = tunable(ctx, (tune_kernel)f, why, sizeof why)
                     ? candidates(ctx, (tune_kernel)f, quick, cands[f], MAX_CANDIDATES)
                     : 0;
         if (nc[f] <= 0 && f != TUNE_LOOKBACK)
-            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "no tuning candidates: %s",
-                            clnz_context_message(ctx));
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT, "no tuning candidates for %s: %s",
+                            tune_kernel_names[f], why);
         if (nc[f] > MAX_CANDIDATES)
             nc[f] = MAX_CANDIDATES;
         total += nc[f];
