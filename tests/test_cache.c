@@ -555,11 +555,33 @@ static void test_program_options_cut_at_the_buffer(void **state)
     clnz_context_release(c);
 }
 
+/* A cache file gets the permissions the process's umask allows (review:
+ * 0644 always, so world-readable under umask 077). */
+static void test_cache_files_follow_the_umask(void **state)
+{
+    (void)state;
+    static const mode_t masks[] = {077, 022, 027};
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; ++i) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/umask-%zu.bin", tu_cache_dir(), i);
+        mode_t old = umask(masks[i]);
+        int err = cache_write_atomic(path, "x", 1);
+        umask(old);
+        assert_int_equal(err, 0);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(sb.st_mode & 0777, 0666 & ~masks[i]);
+        remove(path);
+    }
+}
+
 int main(void)
 {
     tu_seed("test_cache");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_program_options_cut_at_the_buffer),
+        cmocka_unit_test_setup_teardown(test_cache_files_follow_the_umask, tu_cache_setup,
+                                        tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_warm_context_skips_the_compiler, tu_cache_setup,
                                         tu_cache_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_and_truncated_files_are_rebuilt,

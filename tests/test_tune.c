@@ -166,9 +166,11 @@ static void tuning_path(int vendor_file, char *out, size_t n)
     sanitize(id.vendor, v);
     sanitize(id.driver, dr);
     if (vendor_file)
-        snprintf(out, n, "%s/tuning/vendor--%s--%s.txt", tu_cache_dir(), v, id.type);
+        snprintf(out, n, "%s/tuning/vendor--%s--%s--clnz-%s.txt", tu_cache_dir(), v, id.type,
+                 CLNZ_VERSION_STRING);
     else
-        snprintf(out, n, "%s/tuning/%s--%s--%s.txt", tu_cache_dir(), p, d, dr);
+        snprintf(out, n, "%s/tuning/%s--%s--%s--clnz-%s.txt", tu_cache_dir(), p, d, dr,
+                 CLNZ_VERSION_STRING);
 }
 
 /* Writes a tuning file; `driver` NULL means this device's driver. */

@@ -180,6 +180,25 @@ static int open_locked_temp(const char *path, char *tmp)
     return -1;
 }
 
+/* The umask, as a file the process creates gets it (mkstemp's are 0600
+ * whatever it is): read from /proc, since umask() itself would set it, a
+ * race with other threads creating files. 022 where /proc says nothing. */
+static mode_t process_umask(void)
+{
+    mode_t mask = 022;
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[128];
+    unsigned m;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Umask: %o", &m) == 1) {
+            mask = (mode_t)(m & 0777);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return mask;
+}
+
 int cache_write_atomic(const char *path, const void *data, size_t n)
 {
     struct stat sb;
@@ -204,7 +223,7 @@ int cache_write_atomic(const char *path, const void *data, size_t n)
         else if (w > 0)
             p += w, left -= (size_t)w;
     }
-    if (!err && fchmod(fd, 0644) != 0)
+    if (!err && fchmod(fd, 0666 & ~process_umask()) != 0)
         err = errno;
     /* The lock lives while any descriptor of this open file does: `held`
      * keeps it to the rename, while closing fd still reports a deferred

@@ -1,8 +1,9 @@
 /* tune_store.c: tuning results on disk, one human-readable file per device.
  *
- * <cache>/tuning/<platform>--<device>--<driver>.txt holds the winners for one
- * device, driver and clnz version; <cache>/tuning/vendor--<vendor>--<type>.txt
- * the last winners on any device of that vendor and type. Lookup: the exact
+ * <cache>/tuning/<platform>--<device>--<driver>--clnz-<version>.txt holds the
+ * winners for one device, driver and clnz version;
+ * <cache>/tuning/vendor--<vendor>--<type>--clnz-<version>.txt the last
+ * winners on any device of that vendor and type. Lookup: the exact
  * file, then the vendor's, then the defaults (launch_plan.c). A file that fails its
  * checksum or does not parse is deleted; one whose key names another
  * device, driver or clnz version is ignored, never trusted. */
@@ -31,8 +32,12 @@ static int store_paths(const char *dir, const device_ident *id, char **exact, ch
     cache_sanitize(id->device, d, sizeof d);
     cache_sanitize(id->driver, dr, sizeof dr);
     cache_sanitize(id->vendor, v, sizeof v);
-    *exact = cache_path(dir, "tuning/%.100s--%.100s--%.60s.txt", p, d, dr);
-    *vendor = cache_path(dir, "tuning/vendor--%.100s--%s.txt", v, id->type);
+    /* the version in the names too: two versions sharing a cache keep a file
+     * each (the key inside refuses the other's, which then overwrote it) */
+    *exact =
+        cache_path(dir, "tuning/%.100s--%.100s--%.60s--clnz-" CLNZ_VERSION_STRING ".txt", p, d, dr);
+    *vendor =
+        cache_path(dir, "tuning/vendor--%.100s--%s--clnz-" CLNZ_VERSION_STRING ".txt", v, id->type);
     if (*exact && *vendor)
         return 0;
     free(*exact);
