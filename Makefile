@@ -38,7 +38,7 @@ LIB_HDR = include/clnz.h kernels/abi.h $(wildcard host/core/*.h host/tune/*.h ho
 CLI_HDR = $(wildcard host/cli/*.h host/io/*.h)
 KERNEL_MAIN = kernels/scan.cl kernels/nonzero.cl kernels/mask.cl kernels/select.cl kernels/where.cl \
               kernels/image.cl kernels/lookback.cl kernels/stream.cl kernels/fill.cl kernels/count_axes.cl
-KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
+KERNEL_ALL = $(KERNEL_MAIN) kernels/abi.h kernels/kname.h kernels/element.cl kernels/blelloch.cl kernels/bitpos.cl \
              kernels/chunk.cl kernels/value.cl kernels/index.cl kernels/nt_store.cl
 TESTS = test_scan test_mask test_nonzero test_batched test_images test_api test_select test_large test_cache test_tune \
         test_faults test_threads test_strategies test_exact test_queue test_programs test_result_mem \

@@ -5,6 +5,7 @@
  * elements in step, so that each step reads neighbouring addresses. The
  * other layouts run the batched counting pass (strategy.h: batches), and
  * item_counts turns its offsets into counts. */
+#include "kname.h"
 #include "element.cl"
 
 #define ITEMS_PER_WI ABI_COUNT_ITEMS_PER_WI
@@ -63,7 +64,7 @@
  * -> 0.42-0.44. A GPU reads a step's pieces side by side anyway:
  * its build has no barrier, and its blocks are not padded (work-groups of
  * 64 whatever the number of items). */
-__kernel void count_items(__global const bits_t *in, long in_off, ulong items, int krank,
+__kernel void KERNEL(count_items)(__global const bits_t *in, long in_off, ulong items, int krank,
                           __global const long *kmeta, ulong item_n, int crank,
                           __global const long *cmeta, ekey_t lo, ekey_t hi, uint invert,
                           uint vec16, ulong wis, ulong block_wis, ulong steps, ulong blocks,
@@ -136,7 +137,7 @@ __kernel void count_items(__global const bits_t *in, long in_off, ulong items, i
 }
 
 /* counts[b] = the sum of count_items' block counts of item b, b < items. */
-__kernel void item_block_sums(__global const uint *partial, ulong blocks, ulong items,
+__kernel void KERNEL(item_block_sums)(__global const uint *partial, ulong blocks, ulong items,
                               __global long *counts, ulong counts_off)
 {
     ulong b = get_global_id(0);
@@ -153,7 +154,7 @@ __kernel void item_block_sums(__global const uint *partial, ulong blocks, ulong 
  * offsets as counts. blocks > 1 when the pass counted (outer block, item)
  * pairs, counting along inner and outer axes at once (count_batched.c's
  * split). */
-__kernel void item_counts(__global const long *offsets, ulong offsets_off, ulong items,
+__kernel void KERNEL(item_counts)(__global const long *offsets, ulong offsets_off, ulong items,
                           ulong blocks, __global long *counts, ulong counts_off)
 {
     ulong b = get_global_id(0);

@@ -3,11 +3,12 @@
  * with no -D axis: it reads no input, so one small program serves every
  * dtype and predicate, and a bundle needs it once (it was a kernel of
  * nonzero.cl, whose every build is a large program). */
+#include "kname.h"
 #include "abi.h"
 #include "index.cl"
 
 /* One work-item per index slot. */
-__kernel void nz_fill(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
+__kernel void KERNEL(nz_fill)(__global uchar *out, ulong out_off, ulong capacity, int layout, int width,
                       int idx_bytes, __global const ulong *count, ulong count_off, long fill)
 {
     ulong e = get_global_id(0);

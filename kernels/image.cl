@@ -7,6 +7,7 @@
  * tested as CLNZ_DTYPE's bit pattern: u32, i32, or f32. Normalized types are
  * read as floats and scaled back to their stored integers (UNORM_SCALE),
  * so that predicates compare the values the image holds. */
+#include "kname.h"
 #include "element.cl"
 
 #ifndef IMAGE_READ
@@ -20,7 +21,7 @@ __constant sampler_t exact = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CL
 
 /* One work-item per pixel of the width x height region at (x0, y0); the
  * mask is the region's pixels in C order (row after row). */
-__kernel void image_mask(__read_only image2d_t img, int x0, int y0, int width, int height,
+__kernel void KERNEL(image_mask)(__read_only image2d_t img, int x0, int y0, int width, int height,
                          int channels, ekey_t lo, ekey_t hi, uint invert, int all,
                          __global uchar *mask)
 {

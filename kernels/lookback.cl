@@ -117,6 +117,7 @@
 #undef LB_ATOM64
 #define LB_ATOM64 0
 #endif
+#include "kname.h"
 #include "element.cl"
 #include "value.cl"
 #include "index.cl"
@@ -385,7 +386,7 @@ void lb_put_entry(__global uchar *out, ulong out_off, ulong capacity, int emit, 
  * 16-byte boundary and that a tile holds whole vectors (a cast to a vector
  * pointer is only defined on an aligned address, and only such a load is
  * one wide load on a GPU: vloadn promises element alignment alone). */
-__kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(lb_run)(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *meta, int contiguous, ekey_t lo, ekey_t hi, uint invert,
                      lb_state_t *status, ulong tiles, int emit, __global uchar *out, ulong out_off,
                      ulong capacity, int layout, int width, int reverse, int idx_bytes,
@@ -544,7 +545,7 @@ __kernel void lb_run(__global const bits_t *in, long in_off, ulong n, int rank,
  * read only once the kernel has ended. The host zeroes the count first,
  * which is the caller's where the kernel may read it (not
  * CL_MEM_WRITE_ONLY), else the host's scratch, copied out after. */
-__kernel void lb_count(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(lb_count)(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *count, ulong count_off, uint p2,
                        __local uint *scratch, uint items, uint vec16B)

@@ -2,9 +2,10 @@
  * logical array (one u8 or u32 per element), for callers who want the mask
  * itself. The nonzero pipeline does not use it: it evaluates the predicate
  * inside its own passes (nonzero.cl). */
+#include "kname.h"
 #include "element.cl"
 
-__kernel void mask_write(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(mask_write)(__global const bits_t *in, long in_off, ulong n, int rank,
                          __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                          uint invert, __global uchar *out, ulong out_off, int out_bytes, uint items)
 {
@@ -30,7 +31,7 @@ __kernel void mask_write(__global const bits_t *in, long in_off, ulong n, int ra
  * rule (all != 0: every channel; else any channel). The pixels are the
  * elements of the leading dimensions (rank and meta describe them), in C
  * order. One work-item per pixel: the channels are few. */
-__kernel void channel_mask(__global const bits_t *in, long in_off, ulong pixels, int rank,
+__kernel void KERNEL(channel_mask)(__global const bits_t *in, long in_off, ulong pixels, int rank,
                            __global const long *meta, long channels, long cstride, ekey_t lo,
                            ekey_t hi, uint invert, int all, __global uchar *mask)
 {

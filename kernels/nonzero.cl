@@ -7,6 +7,7 @@
  * element's coordinates at its offset. Both passes partition the input the same
  * way: tile g is work-group g, and work-item l owns `items` consecutive elements
  * of it, so offsets come out in C order. */
+#include "kname.h"
 #include "chunk.cl"
 #include "bitpos.cl"
 #include "index.cl"
@@ -20,7 +21,7 @@
  * for nz_write, which then need not count its chunk again. keep: also the
  * selection bits, from item_counts[bits_off] on (chunk_count_keep); the
  * host asks for them only where nz_write reads them (keep_sel_bits). */
-__kernel void nz_count(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(nz_count)(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *tile_counts, ulong counts_off,
                        __global uint *item_counts, ulong items_off, ulong bits_off, int keep,
@@ -580,7 +581,7 @@ void write_nd_run(__global const bits_t *in, ulong n, ulong first, ulong last, i
  * tile_offsets[offsets_off], which is then the caller's count. One launch.
  * keep: nz_count kept the selection bits from item_counts[bits_off] on, and
  * the runs below read them instead of the input. */
-__kernel void nz_write(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(nz_write)(__global const bits_t *in, long in_off, ulong n, int rank,
                        __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                        uint invert, __global ulong *tile_offsets, ulong offsets_off,
                        __global const uint *item_counts, ulong items_off, ulong bits_off,
@@ -669,7 +670,7 @@ ulong items_before(ulong i, ulong item_elems) /* those beginning before element 
     return (i + item_elems - 1) / item_elems;
 }
 
-__kernel void nz_batch_offsets(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(nz_batch_offsets)(__global const bits_t *in, long in_off, ulong n, int rank,
                                __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                                uint invert, __global const ulong *tile_offsets,
                                __global const uint *item_counts, ulong items_off,

@@ -8,11 +8,12 @@
 #define SCAN_T ulong
 #endif
 #define BLELLOCH_T SCAN_T
+#include "kname.h"
 #include "blelloch.cl"
 
 /* Each work-item owns items consecutive elements (a blocked arrangement), so
  * the work-group scan of per-work-item sums orders them correctly. */
-__kernel void scan_tiles(__global const SCAN_T *in, ulong in_off, __global SCAN_T *out,
+__kernel void KERNEL(scan_tiles)(__global const SCAN_T *in, ulong in_off, __global SCAN_T *out,
                          ulong out_off, ulong n, __global SCAN_T *sums, ulong sums_off,
                          uint p2, __local SCAN_T *scratch, uint items)
 {
@@ -38,7 +39,7 @@ __kernel void scan_tiles(__global const SCAN_T *in, ulong in_off, __global SCAN_
         sums[sums_off + get_group_id(0)] = total;
 }
 
-__kernel void scan_add(__global SCAN_T *data, ulong off, ulong n, __global const SCAN_T *prefix,
+__kernel void KERNEL(scan_add)(__global SCAN_T *data, ulong off, ulong n, __global const SCAN_T *prefix,
                        ulong prefix_off, uint items)
 {
     ulong tile = (ulong)get_local_size(0) * items;

@@ -6,13 +6,14 @@
  * scan.cl), with the same partition into tiles and chunks, so this writing
  * pass only differs from nz_write in what an entry is: x's value, moved as a
  * bit pattern (value.cl). */
+#include "kname.h"
 #include "chunk.cl"
 #include "value.cl"
 
 /* mask/in: the tensor the predicate reads; x: the values, with its own
  * offset and strides (x_meta) over the same shape. single: one tile, count
  * here too (see nz_write). */
-__kernel void sel_write(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(sel_write)(__global const bits_t *in, long in_off, ulong n, int rank,
                         __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                         uint invert, __global const value_t *x, long x_off,
                         __global const long *x_meta, int x_contiguous,

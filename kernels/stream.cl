@@ -19,6 +19,7 @@
  *     the width of an entry, at most 32).
  * On a CPU or a GPU this strategy is one thread: correct, and slow; tests
  * force it there (CLNZ_STRATEGY=stream). */
+#include "kname.h"
 #include "element.cl"
 #include "value.cl"
 #include "index.cl"
@@ -76,7 +77,7 @@ void st_unravel(ulong i, long *coord, long *off, long *x_off, int rank, __global
 }
 
 /* emit, out, x, count, offsets: as lookback.cl's lb_run. */
-__kernel void st_run(__global const bits_t *in, long in_off, ulong n, int rank,
+__kernel void KERNEL(st_run)(__global const bits_t *in, long in_off, ulong n, int rank,
                      __global const long *meta, int contiguous, ekey_t lo, ekey_t hi,
                      uint invert, int emit, __global uchar *out, ulong out_off, ulong capacity,
                      int layout, int width, int reverse, int idx_bytes,

@@ -8,6 +8,7 @@
  * strides, where a broadcast dimension has stride 0. Only mode 0 needs the
  * odometer. Values move as bit patterns (value.cl); cond is read through
  * element.cl, so any dtype and predicate work. */
+#include "kname.h"
 #include "element.cl"
 #include "value.cl"
 
@@ -21,7 +22,7 @@ long mode_offset(int mode, ulong i, long strided)
 }
 
 /* meta: the output's shape, then the strides (elements) of cond, x and y. */
-__kernel void where_write(__global const bits_t *cond, long cond_off, int cond_mode, ekey_t lo,
+__kernel void KERNEL(where_write)(__global const bits_t *cond, long cond_off, int cond_mode, ekey_t lo,
                           ekey_t hi, uint invert, __global const value_t *x, long x_off,
                           int x_mode, __global const value_t *y, long y_off, int y_mode,
                           ulong n, int rank, __global const long *meta, __global value_t *out,

@@ -132,6 +132,40 @@ def test_damaged_bundle_is_refused(tmp_path, rng, bundle):
     assert "checksum does not match" in refusal(tmp_path, damaged, rng)
 
 
+def entry_file(bundle_dir, kind, options):
+    """The .bin file of the bundle's entry of that kernel file and -D options."""
+    lines = (bundle_dir / "manifest.txt").read_text().splitlines()
+    for line in lines:
+        f = line.split(" ", 6)
+        if len(f) == 7 and f[0].isdigit() and f[2] == kind and f[6] == options:
+            return f"{f[0]}-{f[2]}.bin"
+    raise AssertionError(f"no {kind} {options} in the manifest")
+
+
+def test_a_binary_added_under_another_entry_is_refused(tmp_path, rng, bundle):
+    """Review: `bundle add` of the f32 nonzero binary under the u8 entry's
+    number was taken for the u8 program: counts and indices of another
+    dtype's code, exit 0. Its kernels' names carry their program's identity
+    now: refused without a compiler, built from source with one, right."""
+    other = tmp_path / "other"
+    shutil.copytree(bundle, other)
+    u8 = entry_file(other, "nonzero", "-DCLNZ_DTYPE=1 -DPRED_NONZERO=1")
+    f32 = entry_file(other, "nonzero", "-DCLNZ_DTYPE=10 -DPRED_NONZERO=1")
+    scan = entry_file(other, "scan", "-DSCAN_T=ulong")
+    for wrong in (f32, scan):  # another dtype's program, another file's
+        shutil.copy(bundle / wrong, tmp_path / "wrong.bin")
+        clnz("bundle", "add", other, u8.split("-")[0], tmp_path / "wrong.bin", check=True)
+        a = random_array(rng, "u1", (40, 50))
+        np.save(tmp_path / "a.npy", a)
+        line = one_error_line(clnz("count", tmp_path / "a.npy", env=loading_env(tmp_path, other)))
+        assert f"clnz refused {u8} of bundle" in line, line
+        assert "it is the binary of another program" in line, line
+        env = dict(loading_env(tmp_path, other), CLNZ_NO_COMPILE="0")
+        p = clnz("count", tmp_path / "a.npy", env=env)
+        assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a), p.stderr
+        assert f"warning: clnz refused {u8} of bundle" in p.stderr.decode(), p.stderr
+
+
 def test_what_is_not_a_bundle_is_named(tmp_path, rng):
     """A missing folder, a file, a folder without a manifest and a manifest
     too large each get their own reason, from `bundle list` and CLNZ_BUNDLE."""

@@ -114,6 +114,41 @@ uint64_t program_source_hash(const char *src)
     return h;
 }
 
+static void program_kid(const program_ref *p, char kid[17])
+{
+    uint64_t h = cache_hash(p->file, strlen(p->file), CACHE_HASH_SEED);
+    h = cache_hash(p->options, strlen(p->options), h ^ 0x20); /* the space between them */
+    snprintf(kid, 17, "%016llx", (unsigned long long)h);
+}
+
+/* "#define CLNZ_KID <kid>\n#line 1\n": the first of a build's two source
+ * strings, so that the file's own lines keep their numbers in a build log. */
+void program_kid_define(const program_ref *p, char *buf, size_t n)
+{
+    char kid[17];
+    program_kid(p, kid);
+    snprintf(buf, n, "#define CLNZ_KID %s\n#line 1\n", kid);
+}
+
+int program_is(cl_program prog, const program_ref *p)
+{
+    char kid[17], names[4096];
+    program_kid(p, kid);
+    size_t n = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, &n) != CL_SUCCESS ||
+        n == 0 || names[0] == '\0')
+        return 0; /* no kernels, or more names than a program of clnz has */
+    /* "a_<kid>;b_<kid>": every name ends with this program's identity */
+    size_t k = strlen(kid);
+    for (char *name = names, *end; *name; name = *end ? end + 1 : end) {
+        end = name + strcspn(name, ";");
+        size_t len = (size_t)(end - name);
+        if (len < k + 2 || name[len - k - 1] != '_' || memcmp(name + len - k, kid, k) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* -w (a standard build option): the library never prints, and PoCL prints
  * its compiler's warnings (AVX ABI notes on our vector code) on stderr, "N
  * warnings generated.", when it compiles for the CPU. CLNZ_KERNEL_DIR's
@@ -163,7 +198,10 @@ static clnz_status compile(clnz_context *ctx, const program_ref *p, const char *
                            const char *opts, cl_program *out)
 {
     cl_int e = CL_SUCCESS;
-    cl_program prog = clCreateProgramWithSource(ctx->cl, 1, &src, NULL, &e);
+    char kid[PROGRAM_KID_DEFINE_MAX];
+    program_kid_define(p, kid, sizeof kid);
+    const char *srcs[2] = {kid, src};
+    cl_program prog = clCreateProgramWithSource(ctx->cl, 2, srcs, NULL, &e);
     if (e)
         return CL_CHECK(ctx, e, "clCreateProgramWithSource");
     ctx->stats.programs_from_source++;
@@ -223,7 +261,9 @@ static clnz_status build(clnz_context *ctx, const program_ref *p, cl_program *ou
     const char *from = "loaded from the bundle";
     /* a warm process loads the compiled program instead of compiling it */
     char key[1024];
-    snprintf(key, sizeof key, "clnz %s|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
+    /* "named": its kernels carry the program's identity (kernels/kname.h),
+     * so that a binary cached before they did is not taken for one */
+    snprintf(key, sizeof key, "clnz %s named|%s|%s|%s|%s|%016llx", CLNZ_VERSION_STRING,
              ctx->id.platform, ctx->id.device, ctx->id.driver, opts,
              (unsigned long long)source_hash);
     if (!prog && !st) {
@@ -358,7 +398,12 @@ clnz_status program_kernel(clnz_context *ctx, const program_ref *p, const char *
     if (st)
         return st;
     cl_int e = CL_SUCCESS;
-    cl_kernel k = clCreateKernel(prog, name, &e);
+    char full[96], kid[17]; /* its name with the program's identity (kernels/kname.h) */
+    program_kid(p, kid);
+    snprintf(full, sizeof full, "%s_%s", name, kid);
+    cl_kernel k = clCreateKernel(prog, full, &e);
+    if (e == CL_INVALID_KERNEL_NAME) /* a CLNZ_KERNEL_DIR file without KERNEL() */
+        k = clCreateKernel(prog, name, &e);
     if (e) {
         clReleaseProgram(prog);
         return CL_CHECK(ctx, e, "clCreateKernel");

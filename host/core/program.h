@@ -74,6 +74,14 @@ clnz_status program_source(clnz_context *ctx, const char *file, const char **src
  * the text holds #include lines (embedded sources have them inlined), and
  * an edit to an included file must not find the program built before it. */
 uint64_t program_source_hash(const char *src);
+/* A program's identity, for its kernels' names (kernels/kname.h): a hash
+ * of its file and -D options, "kid" 16 hex digits. Every build defines
+ * CLNZ_KID to it (the source is prefixed with the define:
+ * program_kid_define), so that its kernels are named <name>_<kid>;
+ * program_is says whether a loaded binary is that program. */
+enum { PROGRAM_KID_DEFINE_MAX = 48 };
+void program_kid_define(const program_ref *p, char *buf, size_t n);
+int program_is(cl_program prog, const program_ref *p);
 /* The build options every program gets before its -D options. */
 clnz_status program_common_options(clnz_context *ctx, char *buf, size_t n);
 /* Embedded kernel sources, generated from kernels/ by scripts/embed-kernels. */

@@ -42,9 +42,15 @@ static clnz_status program_file(clnz_context *ctx, const program_ref *p, int sou
     snprintf(e->options, sizeof e->options, "%s", p->options);
     e->is_source = sources;
     e->source_hash = program_source_hash(src);
-    if (sources) {
-        *size = strlen(src);
-        *data = (unsigned char *)strdup(src);
+    if (sources) { /* as a build gets it: the program's identity first (kernels/kname.h) */
+        char kid[PROGRAM_KID_DEFINE_MAX];
+        program_kid_define(p, kid, sizeof kid);
+        size_t k = strlen(kid), n = strlen(src);
+        *size = k + n;
+        if ((*data = malloc(k + n + 1)) != NULL) {
+            memcpy(*data, kid, k);
+            memcpy(*data + k, src, n + 1);
+        }
     } else {
         cl_program prog;
         st = program_get(ctx, p, &prog);

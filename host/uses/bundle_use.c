@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/quote.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,21 +100,27 @@ cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_
     cl_program prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->device, &len, &bin, &bs, &e);
     if (!e && !bs)
         e = clBuildProgram(prog, 1, &ctx->device, "", NULL, NULL);
-    if (!e && !bs)
+    /* the binary of another entry (added under this one's number) builds
+     * as well, and would run another dtype's or predicate's code: its
+     * kernels' names say which program it is (kernels/kname.h) */
+    int other = !e && !bs && !program_is(prog, p);
+    if (!e && !bs && !other)
         return prog;
     if (!e)
         e = bs;
     if (prog)
         clReleaseProgram(prog);
-    char name[MANIFEST_FILE_NAME], q[210];
+    char name[MANIFEST_FILE_NAME], q[210], why[64];
     manifest_file_name(m, i, name, sizeof name);
     quote_name(bundle_dir(ctx->bundle), q, sizeof q);
+    snprintf(why, sizeof why, "%s",
+             other ? "it is the binary of another program" : clnz_status_string(e));
     if (ctx->can_compile) /* the compiler still can: a warning, then the source */
-        ctx_warn(ctx, "warning: the driver refused %s of bundle %s (%s): built from source", name,
-                 q, clnz_status_string(e));
+        ctx_warn(ctx, "warning: %s %s of bundle %s (%s): built from source",
+                 other ? "clnz refused" : "the driver refused", name, q, why);
     else
-        *st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED,
-                       "the driver refused %s of bundle %s (kernels/%s.cl %s): %s", name, q,
-                       p->file, p->options, clnz_status_string(e));
+        *st = ctx_fail(ctx, CLNZ_ERROR_BUNDLE_REFUSED, "%s %s of bundle %s (kernels/%s.cl %s): %s",
+                       other ? "clnz refused" : "the driver refused", name, q, p->file, p->options,
+                       why);
     return NULL;
 }
