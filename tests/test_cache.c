@@ -264,6 +264,9 @@ static void test_issue16_item7_fifo_in_the_cache_does_not_block(void **state)
     assert_int_equal((int)s.programs_from_cache, 0);
     for (int i = 0; i < n; ++i)
         assert_true(is_fifo(names[i]));
+    /* the warning names the file and why (it said "...programs': File exists") */
+    assert_non_null(strstr(msg, "warning: cannot write the program cache file "));
+    assert_non_null(strstr(msg, ".bin': something that is not a regular file has its name"));
 }
 
 /* ---- temporaries and removals (the probe's items 4, 5 and 6) ---- */

@@ -136,7 +136,12 @@ void program_cache_store(clnz_context *ctx, const char *key, cl_program prog)
         if (!err) /* and what writers that were killed left there */
             cache_remove_stale(dir, MAGIC);
         char q[400]; /* quoted: CLNZ_CACHE_DIR may hold a line break */
-        if (err)
+        if (err == EEXIST) /* cache_write_atomic: its name is taken by a folder, a link, a FIFO */
+            ctx_warn(ctx,
+                     "warning: cannot write the program cache file %s: something that is not "
+                     "a regular file has its name",
+                     quote_name(path, q, sizeof q));
+        else if (err)
             ctx_warn(ctx, "warning: cannot write the program cache in %s: %s",
                      quote_name(dir, q, sizeof q), strerror(err));
     }
