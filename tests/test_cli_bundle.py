@@ -159,11 +159,27 @@ def test_a_binary_added_under_another_entry_is_refused(tmp_path, rng, bundle):
         np.save(tmp_path / "a.npy", a)
         line = one_error_line(clnz("count", tmp_path / "a.npy", env=loading_env(tmp_path, other)))
         assert f"clnz refused {u8} of bundle" in line, line
-        assert "it is the binary of another program" in line, line
+        assert "its kernels are not named for this program: another entry's binary" in line, line
         env = dict(loading_env(tmp_path, other), CLNZ_NO_COMPILE="0")
         p = clnz("count", tmp_path / "a.npy", env=env)
         assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a), p.stderr
         assert f"warning: clnz refused {u8} of bundle" in p.stderr.decode(), p.stderr
+
+
+def test_kernels_without_their_identity_make_no_bundle(tmp_path):
+    """Review: a CLNZ_KERNEL_DIR file declaring `__kernel void nz_fill(` (no
+    KERNEL()) still runs, by its plain name, but a bundle of it would be
+    refused entry by entry when loaded: `bundle build` says so instead."""
+    kdir = tmp_path / "kernels"
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 "kernels"), kdir)
+    fill = (kdir / "fill.cl").read_text()
+    assert "KERNEL(nz_fill)" in fill
+    (kdir / "fill.cl").write_text(fill.replace("KERNEL(nz_fill)", "nz_fill"))
+    env = dict(os.environ, CLNZ_KERNEL_DIR=str(kdir), CLNZ_CACHE_DIR=str(tmp_path / "cache"))
+    line = one_error_line(clnz("bundle", "build", "-o", tmp_path / "b", *USES, env=env))
+    assert "kernels/fill.cl declares its kernels without KERNEL(name) (kernels/kname.h)" in line
+    assert not (tmp_path / "b").exists()
 
 
 def test_what_is_not_a_bundle_is_named(tmp_path, rng):

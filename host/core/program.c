@@ -434,6 +434,13 @@ clnz_status program_warm(clnz_context *ctx, const program_ref *p)
             st = CL_CHECK(ctx, clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof name - 1,
                                                name, NULL),
                           "clGetKernelInfo");
+        /* kept under its plain name, as program_kernel looks it up: the
+         * program's identity off its end (kernels/kname.h) */
+        char kid[17];
+        program_kid(p, kid);
+        size_t len = strlen(name), k = strlen(kid);
+        if (len > k + 1 && name[len - k - 1] == '_' && strcmp(name + len - k, kid) == 0)
+            name[len - k - 1] = '\0';
         if (st || find_kernel(ctx, p, name)) {
             clReleaseKernel(ks[i]);
             continue;

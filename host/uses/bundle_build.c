@@ -54,6 +54,14 @@ static clnz_status program_file(clnz_context *ctx, const program_ref *p, int sou
     } else {
         cl_program prog;
         st = program_get(ctx, p, &prog);
+        if (!st && !program_is(prog, p)) { /* a loading context would refuse it (bundle_use.c) */
+            st = ctx_fail(ctx, CLNZ_ERROR_KERNEL_SOURCE,
+                          "kernels/%s.cl declares its kernels without KERNEL(name) "
+                          "(kernels/kname.h): a bundle's binaries need names that say which "
+                          "program they are",
+                          p->file);
+            clReleaseProgram(prog);
+        }
         *data = st ? NULL : program_binary(prog, size);
         if (!st)
             clReleaseProgram(prog);

@@ -110,11 +110,13 @@ cl_program bundle_load(clnz_context *ctx, const program_ref *p, uint64_t source_
         e = bs;
     if (prog)
         clReleaseProgram(prog);
-    char name[MANIFEST_FILE_NAME], q[210], why[64];
+    char name[MANIFEST_FILE_NAME], q[210], why[160];
     manifest_file_name(m, i, name, sizeof name);
     quote_name(bundle_dir(ctx->bundle), q, sizeof q);
     snprintf(why, sizeof why, "%s",
-             other ? "it is the binary of another program" : clnz_status_string(e));
+             other ? "its kernels are not named for this program: another entry's binary, or "
+                     "one compiled without its source's first line (#define CLNZ_KID)"
+                   : clnz_status_string(e));
     if (ctx->can_compile) /* the compiler still can: a warning, then the source */
         ctx_warn(ctx, "warning: %s %s of bundle %s (%s): built from source",
                  other ? "clnz refused" : "the driver refused", name, q, why);

@@ -86,6 +86,9 @@ typedef struct {
     size_t err_size;
 } reader;
 
+#define CLNZ_STR2(x) #x
+#define CLNZ_STR(x)  CLNZ_STR2(x)
+
 static int bad(reader *r, const char *fmt, const char *what)
 {
     snprintf(r->err, r->err_size, "%s line %d: ", MANIFEST_NAME, r->line);
@@ -219,10 +222,16 @@ static int header(reader *r, manifest *m)
     char magic[64];
     snprintf(magic, sizeof magic, "%d", MANIFEST_VERSION);
     if (keyed(r, MANIFEST_MAGIC, magic, sizeof magic))
-        return bad(r, "%s", "not a clnz bundle manifest (it starts 'clnz program bundle 1')");
+        return bad(r, "%s",
+                   "not a clnz bundle manifest (it starts '" MANIFEST_MAGIC
+                   " " CLNZ_STR(MANIFEST_VERSION) "')");
     uint64_t version;
     if (!number(magic, UINT32_MAX, &version) || version != MANIFEST_VERSION)
-        return bad(r, "format version '%s' is not the one this clnz reads (1)", magic);
+        return bad(r,
+                   "format version '%s' is not the one this clnz reads (" CLNZ_STR(
+                       MANIFEST_VERSION) "): build the bundle again with this clnz (clnz bundle "
+                                         "build)",
+                   magic);
     for (int i = 0; i < N_HEADER; ++i) {
         size_t size;
         char *v = header_field(m, i, &size);

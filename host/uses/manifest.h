@@ -1,6 +1,6 @@
 /* manifest.h: a bundle's manifest.txt (manifest.c), text a person can read:
  *
- *   clnz program bundle 1              the format and its version
+ *   clnz program bundle 2              the format and its version
  *   clnz 0.2.0                         the library that wrote it
  *   platform NAME / device NAME / vendor NAME / driver VERSION / type CPU
  *   build-options -cl-std=CL1.2 -w     what every program was built with
@@ -27,7 +27,10 @@
 
 #define MANIFEST_NAME "manifest.txt"
 #define MANIFEST_MAGIC "clnz program bundle"
-#define MANIFEST_VERSION 1
+/* 2: every program's kernels are named with its identity (kernels/kname.h):
+ * a version-1 bundle's binaries lack it, and would all be refused one by
+ * one as another program's */
+#define MANIFEST_VERSION 2
 enum {
     MANIFEST_MAX_BYTES = 1 << 20,
     MANIFEST_MAX_PROGRAMS = 4096,
