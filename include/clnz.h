@@ -14,10 +14,11 @@
  *     must be of the context's cl_context, a buffer (not an image), and
  *     not CL_MEM_READ_ONLY where clnz writes it nor CL_MEM_WRITE_ONLY
  *     where it reads it (else CLNZ_ERROR_INVALID_ARGUMENT, by name); what a
- *     call writes (entries, count, offsets) may share no byte with what it
- *     reads or its other writes, sub-buffers seen in their parent (else
- *     the same error, naming both ranges; clnz_scan_enqueue in place is
- *     fine);
+ *     call writes (entries, count, offsets, a mask, where's output, a
+ *     scan's output and total) may share no byte with what it reads (an
+ *     input's whole byte extent, a strided view's gaps too) or its other
+ *     writes, sub-buffers seen in their parent (else the same error, naming
+ *     both ranges; clnz_scan_enqueue exactly in place is fine);
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
  *     run, read back and return a malloc'd result.
  * Between the two, the *_alloc calls take device buffers and return a

@@ -316,6 +316,16 @@ static clnz_status span_clash(clnz_context *ctx, const mem_span *w, const mem_sp
                     (unsigned long long)b.lo, (unsigned long long)b.hi - 1, verb);
 }
 
+mem_span tensor_span(cl_mem buf, const tensor_info *t, int64_t base, const char *what)
+{
+    mem_span s = {buf, 0, 0, what};
+    if (t->n) {
+        s.lo = (uint64_t)(base + t->min_off) * t->elem;
+        s.hi = (uint64_t)(base + t->max_off + 1) * t->elem;
+    }
+    return s;
+}
+
 clnz_status spans_apart(clnz_context *ctx, const mem_span *writes, int n_writes,
                         const mem_span *reads, int n_reads)
 {

@@ -52,6 +52,9 @@ typedef struct {
     uint64_t lo, hi;
     const char *what;
 } mem_span;
+/* What a tensor at element `base` of buf reaches: its whole byte extent,
+ * the gaps of a strided view too (the check below is conservative). */
+mem_span tensor_span(cl_mem buf, const tensor_info *t, int64_t base, const char *what);
 /* Each span written must share no byte with another written or with one
  * read, a sub-buffer seen in its parent (kernels that read what others
  * write race): else CLNZ_ERROR_INVALID_ARGUMENT naming both. Empty spans

@@ -368,6 +368,12 @@ clnz_status clnz_count_batched_enqueue(clnz_context *ctx, const clnz_tensor *in,
         st = buffer_check(ctx, counts_buf, "counts", counts_offset, p.batches, sizeof(cl_long));
     if (!st)
         st = tensor_base(ctx, &t, in_buf, in_offset, "input", &base);
+    if (!st) {
+        mem_span in_span = tensor_span(in_buf, &t, base, "input"),
+                 out_span = {counts_buf, counts_offset, counts_offset + p.batches * sizeof(cl_long),
+                             "counts"};
+        st = spans_apart(ctx, &out_span, 1, &in_span, 1);
+    }
     if (st)
         return st;
     chain ch;

@@ -46,6 +46,12 @@ clnz_status clnz_mask_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem i
         st = plan_launch(ctx, TUNE_MASK, &k, 1, items, 0, &cfg);
     if (!st)
         st = tensor_base(ctx, &t, in_buf, in_offset, "input", &base);
+    if (!st) {
+        mem_span in_span = tensor_span(in_buf, &t, base, "input"),
+                 out_span = {mask_buf, mask_offset, mask_offset + t.n * (uint64_t)out_bytes,
+                             "mask"};
+        st = spans_apart(ctx, &out_span, 1, &in_span, 1);
+    }
     if (!st)
         st = tensor_meta_buffer(ctx, &t, &meta);
     if (st)

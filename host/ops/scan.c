@@ -23,6 +23,15 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
         st = buffer_check(ctx, out_buf, "output", out_offset, n, elem);
     if (!st && total_buf)
         st = buffer_check(ctx, total_buf, "total", total_offset, 1, elem);
+    if (!st) { /* in place is fine (each tile reads its elements before it writes them), a
+                * shifted overlap is not, nor the total over either */
+        int in_place = in_buf == out_buf && in_offset == out_offset;
+        mem_span writes[2] = {{out_buf, out_offset, out_offset + n * elem, "output"},
+                              {total_buf, total_offset, total_offset + elem, "total"}};
+        /* in place, the input is the output, which the total is checked against */
+        mem_span read = {in_place ? NULL : in_buf, in_offset, in_offset + n * elem, "input"};
+        st = spans_apart(ctx, writes, 2, &read, 1);
+    }
     if (st)
         return st;
     scan_kit kit;

@@ -354,6 +354,14 @@ clnz_status clnz_where_enqueue(clnz_context *ctx, const clnz_tensor *cond, cl_me
     }
     if (!st && w->n)
         st = buffer_check(ctx, out_buf, "output", out_offset, w->n, clnz_dtype_size(w->dtype));
+    if (!st && w->n) {
+        mem_span out_span = {out_buf, out_offset, out_offset + w->n * clnz_dtype_size(w->dtype),
+                             "output"};
+        mem_span reads[3] = {tensor_span(in.buf[0], &w->cond, in.base[0], "cond"),
+                             tensor_span(in.buf[1], &w->x, in.base[1], "x"),
+                             tensor_span(in.buf[2], &w->y, in.base[2], "y")};
+        st = spans_apart(ctx, &out_span, 1, reads, 3);
+    }
     if (!st) {
         chain ch;
         chain_begin(&ch, ctx, num_events, wait_list);

@@ -35,8 +35,7 @@ clnz_status job_apart(clnz_context *ctx, const nz_job *job)
 {
     const tensor_info *t = &job->t;
     mem_span reads[2] = {
-        {job->in, t->n ? (uint64_t)(job->base + t->min_off) * t->elem : 0,
-         t->n ? (uint64_t)(job->base + t->max_off + 1) * t->elem : 0, "input"},
+        tensor_span(job->in, t, job->base, "input"),
         {job->emit == ABI_EMIT_VALUES ? job->x : NULL, job->x_lo, job->x_hi, "values (x)"}};
     int writes_entries = job->emit != ABI_EMIT_COUNT && job->capacity > 0;
     size_t unit = job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes;

@@ -503,7 +503,10 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
     if (err) { /* the folder quoted: CLNZ_CACHE_DIR may hold a line break */
         char shown[400], *dir = ctx->cache_dir ? cache_path(ctx->cache_dir, "tuning") : NULL;
         ctx_warn(ctx, "warning: cannot store the tuning result in %s: %s",
-                 dir ? quote_name(dir, shown, sizeof shown) : "(no cache folder)", strerror(err));
+                 dir ? quote_name(dir, shown, sizeof shown) : "(no cache folder)",
+                 err == EEXIST ? "a file of its name there is not a regular file (a folder, a "
+                                 "link, a FIFO)" /* cache_write_atomic */
+                               : strerror(err));
         free(dir);
     }
     return CLNZ_SUCCESS;
