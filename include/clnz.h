@@ -250,10 +250,11 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
 void clnz_context_release(clnz_context *ctx); /* NULL is fine */
 
 /* The last detailed message of the calling thread's calls on this context.
- * After a success it is empty, or this thread's last warning on this
- * context, which did not fail its call (a cache folder that cannot be
- * written): a warning stays until the thread's next warning (an error in
- * between does not clear it), so it may come from an earlier call. Valid until this thread's next call on
+ * After a success it is empty, or this thread's warnings on this context,
+ * which did not fail their calls (a cache folder that cannot be written),
+ * one per line, the latest last (the latest alone where they would not
+ * fit together): they stay (an error in between does not clear them), so
+ * they may come from earlier calls. Valid until this thread's next call on
  * this context. */
 const char *clnz_context_message(const clnz_context *ctx);
 

@@ -1142,7 +1142,9 @@ def test_tuning_warnings_quote_the_folder(tmp_path):
     p = subprocess.run([CLNZ, "tune", "--quick"], capture_output=True, text=True,
                        env=dict(os.environ, CLNZ_CACHE_DIR=str(cache)), timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr
-    assert p.stderr == (f"clnz: warning: cannot store the tuning result in "
+    assert p.stderr == (f"clnz: warning: cannot write the program cache in "
+                        f"{io_quote(str(cache / 'programs'))}: Not a directory\n"
+                        f"clnz: warning: cannot store the tuning result in "
                         f"{io_quote(str(cache / 'tuning'))}: Not a directory\n"), p.stderr
     # it said "stored in" its folder, raw, though nothing was
     assert p.stdout.endswith("\nnot stored (see the warning)\n"), p.stdout
@@ -1182,6 +1184,17 @@ def test_autotune_that_cannot_store_does_not_tune(tmp_path, rng):
                         f"process would tune again: make the cache folder writable, or run "
                         f"'clnz tune' where it is\n"), p.stderr
     assert (cache / "tuning").read_text() == "x"
+    # and with the program cache blocked too, both warnings, a line each (review: the one
+    # message slot kept the last, so the autotune warning was never seen)
+    shutil.rmtree(cache / "programs")  # the first run's
+    (cache / "programs").write_text("x")
+    p = subprocess.run([CLNZ, "count", str(inp)], capture_output=True, text=True, env=env,
+                       timeout=TIMEOUT)
+    assert p.returncode == 0 and int(p.stdout) == np.count_nonzero(a), p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 2, p.stderr
+    assert lines[0].startswith("clnz: warning: CLNZ_AUTOTUNE: not tuning"), p.stderr
+    assert lines[1].startswith("clnz: warning: cannot write the program cache in "), p.stderr
 
 
 def test_tune_says_why_a_kernel_has_no_candidates(tmp_path):

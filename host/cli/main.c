@@ -154,16 +154,18 @@ int lib_fail(clnz_context *ctx, clnz_status st, const char *what)
     return fail(EXIT_FAIL, "%s: %s", what, first_line(m, buf, sizeof buf));
 }
 
-/* After a success the context's message is its warning, if it has one: the
+/* After a success the context's message is its warnings, if it has any: the
  * command went on without something the user would want to know about (a
  * cache it could not write, so every run compiles again; tuning that
- * failed; a bundle the driver refused). It goes to stderr once. */
+ * failed; a bundle the driver refused). Each goes to stderr once. */
 void cli_release(clnz_context *ctx, int rc)
 {
     const char *m = ctx && rc == EXIT_OK ? clnz_context_message(ctx) : "";
-    if (*m) {
+    while (*m) { /* a line each: the library keeps several warnings */
         char buf[600];
         fprintf(stderr, "clnz: %s\n", first_line(m, buf, sizeof buf));
+        m += strcspn(m, "\n");
+        m += *m == '\n';
     }
     clnz_context_release(ctx);
 }

@@ -195,17 +195,30 @@ void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
 }
 
 /* The warning is the calling thread's, as its errors are: another thread's
- * call on the context never shows it. It stays until this thread's next
- * warning (the command line shows it once, at the end; the Python module
- * once per text). */
+ * call on the context never shows it. A new one is added on a line of its
+ * own, after the ones before it (the latest alone where both do not fit):
+ * one warning replacing another hid the first (a tuning result not stored
+ * behind a program cache not written). The command line shows each line
+ * once, at the end; the Python module once per line. */
 void ctx_warn(clnz_context *ctx, const char *fmt, ...)
 {
     CTX_HOLD(ctx);
     thread_message *m = thread_slot(ctx, 1);
+    char line[sizeof m->warning];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->warning, sizeof m->warning, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    size_t have = strlen(m->warning), add = strlen(line);
+    for (const char *at = m->warning; (at = strstr(at, line)) != NULL; at += add)
+        if ((at == m->warning || at[-1] == '\n') && (at[add] == '\0' || at[add] == '\n'))
+            return; /* this very line is there already */
+    if (have && have + 1 + add < sizeof m->warning) {
+        m->warning[have] = '\n';
+        memcpy(m->warning + have + 1, line, add + 1);
+    } else {
+        memcpy(m->warning, line, add + 1);
+    }
 }
 
 void ctx_free_messages(clnz_context *ctx)

@@ -437,7 +437,7 @@ class Context:
         if st:
             raise Error(st, msg.value.decode(errors="replace"))
         self._handle = _Handle(handle.value)
-        self._warned = b""  # the last warning issued
+        self._warned = set()  # the warnings issued, a line each
         self._wrapped = queue is not None
         self._queue = queue  # the pyopencl queue results are made on (device arrays)
         self._lock = threading.Lock()
@@ -514,9 +514,11 @@ class Context:
             m = L.clnz_context_message(h)
         if status:
             raise Error(status, m.decode(errors="replace"))
-        if m and m != self._warned:  # after a success the message is a warning
-            self._warned = m
-            warnings.warn(f"clnz: {m.decode(errors='replace')}", LibraryWarning, stacklevel=3)
+        for line in m.split(b"\n") if m else ():  # after a success: warnings, a line each
+            if line and line not in self._warned:
+                self._warned.add(line)
+                warnings.warn(f"clnz: {line.decode(errors='replace')}", LibraryWarning,
+                              stacklevel=3)
 
 
 def context_arg(context):
