@@ -73,7 +73,7 @@ unsupported dtype, a numpy masked array, whose mask the library cannot
 see), each with a "clnz:" message.
 What the library notes on a call that succeeds anyway (a cache folder it
 cannot write, so every process compiles again) is a clnz.LibraryWarning,
-once per context and message.
+once per context and warning (a message of several warns once for each).
 
 Each program (a kernel file for one dtype and predicate class) compiles on
 its first call; clnz.warmup(dtypes, ops) builds the ones a service needs at
