@@ -13,7 +13,10 @@
  *     (clReleaseEvent); a call that fails leaves it unwritten. A buffer
  *     must be of the context's cl_context, a buffer (not an image), and
  *     not CL_MEM_READ_ONLY where clnz writes it nor CL_MEM_WRITE_ONLY
- *     where it reads it (else CLNZ_ERROR_INVALID_ARGUMENT, by name); what a
+ *     where it reads it (else CLNZ_ERROR_INVALID_ARGUMENT, by name; a
+ *     count or offsets buffer may be CL_MEM_WRITE_ONLY and may forbid the
+ *     host access: where a size's fill or an _alloc call reads the count,
+ *     it reads a copy); what a
  *     call writes (entries, count, offsets, a mask, where's output, a
  *     scan's output and total) may share no byte with what it reads (an
  *     input's whole byte extent, a strided view's gaps too) or its other

@@ -219,26 +219,54 @@ static void test_memory_objects_clnz_cannot_use(void **state)
         assert_string_equal(clnz_context_message(ctx), cases[i].msg);
     }
     /* a write-only count buffer is fine (the look-back's count takes one),
-     * but for a size's fill, which reads it */
+     * for a size's fill too, which reads a copy of it */
     TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in, 0, NULL, wo, 0, 0, NULL, NULL));
     TU_CHECK(ctx,
              clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, NULL, out, 0, 4, wo, 0, 0, NULL, NULL));
     clnz_nonzero_options sized;
     clnz_nonzero_options_init(&sized);
     sized.has_size = 1, sized.size = 4, sized.fill = -1;
-    const char *fill_reads = "the count buffer is CL_MEM_WRITE_ONLY, and clnz reads it for the "
-                             "fill after the first z entries (has_size)";
-    assert_int_equal(
-        clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &sized, out, 0, 4, wo, 0, 0, NULL, NULL),
-        CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_string_equal(clnz_context_message(ctx), fill_reads);
+    const int64_t want_sized[4] = {0, 2, -1, -1}; /* data's nonzeros, then the fill */
+    int64_t got_sized[4] = {0};
+    uint64_t wz = 0;
+    TU_CHECK(ctx,
+             clnz_nonzero_enqueue(ctx, &t, in, 0, NULL, &sized, out, 0, 4, wo, 0, 0, NULL, NULL));
+    tu_read(out, 0, sizeof got_sized, got_sized);
+    tu_read(wo, 0, 8, &wz);
+    assert_memory_equal(got_sized, want_sized, sizeof want_sized);
+    assert_int_equal(wz, 2);
     cl_mem got = in;
     uint64_t gz = 9;
-    assert_int_equal(
-        clnz_nonzero_alloc(ctx, &t, in, 0, NULL, &sized, &got, &gz, wo, 0, 0, NULL, NULL),
-        CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_string_equal(clnz_context_message(ctx), fill_reads);
-    assert_null(got);
+    memset(got_sized, 0, sizeof got_sized);
+    TU_CHECK(ctx,
+             clnz_nonzero_alloc(ctx, &t, in, 0, NULL, &sized, &got, &gz, wo, 0, 0, NULL, NULL));
+    assert_int_equal(gz, 2);
+    tu_read(got, 0, sizeof got_sized, got_sized);
+    assert_memory_equal(got_sized, want_sized, sizeof want_sized);
+    clReleaseMemObject(got);
+    /* a count the host may not read: the _alloc calls read it through a copy */
+    static const cl_mem_flags host_cannot_read[] = {CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY};
+    for (size_t i = 0; i < 2; ++i) {
+        cl_mem hidden = clCreateBuffer(cl, CL_MEM_READ_WRITE | host_cannot_read[i], 64, NULL, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        int64_t idx[2] = {0};
+        TU_CHECK(ctx, clnz_nonzero_alloc(ctx, &t, in, 0, NULL, NULL, &got, &gz, hidden, 8, 0, NULL,
+                                         NULL));
+        assert_int_equal(gz, 2);
+        tu_read(got, 0, sizeof idx, idx);
+        assert_int_equal(idx[0], 0);
+        assert_int_equal(idx[1], 2);
+        clReleaseMemObject(got);
+        uint8_t vals[2] = {0};
+        TU_CHECK(ctx, clnz_select_alloc(ctx, &t, in, 0, NULL, 0, 0, NULL, &got, &gz, hidden, 0, 0,
+                                        NULL, NULL));
+        assert_int_equal(gz, 2);
+        tu_read(got, 0, sizeof vals, vals);
+        assert_int_equal(vals[0], 1);
+        assert_int_equal(vals[1], 1);
+        clReleaseMemObject(got);
+        clReleaseMemObject(hidden);
+    }
     /* each operand by its name: select's x, where's x */
     assert_int_equal(
         clnz_select_enqueue(ctx, &t, wo, 0, &t, in, 0, NULL, out, 0, 4, cnt, 0, 0, NULL, NULL),
@@ -331,7 +359,7 @@ static void test_overlapping_buffers_are_refused(void **state)
     assert_int_equal(clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, b, OUT_AT, 16, b,
                                           OUT_AT + 8, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(clnz_context_message(ctx), "clnz would write what it writes"));
+    assert_non_null(strstr(clnz_context_message(ctx), "clnz would write both at once"));
     assert_int_equal(clnz_count_enqueue(ctx, &t, b, IN_AT, NULL, b, 56, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "the count (bytes 56..63"));
@@ -350,7 +378,8 @@ static void test_overlapping_buffers_are_refused(void **state)
     assert_int_equal(e, CL_SUCCESS);
     char expect[160];
     snprintf(expect, sizeof expect,
-             "the output (bytes %zu..%zu of its buffer) and the count (bytes %zu..%zu) overlap",
+             "the output (bytes %zu..%zu of the parent of its sub-buffer) and the count "
+             "(bytes %zu..%zu) overlap",
              origin, origin + 16 * 8 - 1, origin + 8, origin + 15);
     assert_int_equal(clnz_nonzero_enqueue(ctx, &t, b, IN_AT, NULL, NULL, sub, 0, 16, parent,
                                           origin + 8, 0, NULL, NULL),
@@ -367,6 +396,10 @@ static void test_overlapping_buffers_are_refused(void **state)
                                          COUNT_AT, 0, NULL, NULL),
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "the output (bytes 4..67"));
+    assert_int_equal(clnz_select_enqueue(ctx, &t, b, IN_AT, &t, b, IN_AT, NULL, b, OUT_AT, 16, b, 8,
+                                         0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT); /* the count over the mask, named so */
+    assert_non_null(strstr(clnz_context_message(ctx), "and the mask (bytes 0..63)"));
     int64_t bshape[] = {4, 4};
     clnz_tensor bt = {CLNZ_F32, 2, bshape, NULL};
     assert_int_equal(clnz_nonzero_batched_enqueue(ctx, &bt, b, IN_AT, NULL, NULL, b, OUT_AT, 16, b,
@@ -409,6 +442,31 @@ static void test_overlapping_buffers_are_refused(void **state)
         clnz_nonzero_alloc(ctx, &t, b, IN_AT, NULL, NULL, &res, &z, b, 8, 0, NULL, NULL),
         CLNZ_ERROR_INVALID_ARGUMENT);
     assert_null(res);
+    /* channels: the pixels' nonzero reads a mask of clnz's own, but the
+     * caller's input is checked against the outputs all the same (16
+     * pixels of one channel here) */
+    int64_t cshape[] = {16, 1};
+    clnz_tensor ct = {CLNZ_F32, 2, cshape, NULL};
+    clnz_nonzero_options flat;
+    clnz_nonzero_options_init(&flat);
+    flat.layout = CLNZ_LAYOUT_FLAT;
+    assert_int_equal(clnz_nonzero_channels_enqueue(ctx, &ct, b, IN_AT, NULL, CLNZ_CHANNELS_ANY,
+                                                   &flat, b, 8, 4, b, COUNT_AT, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx),
+                        "the output (bytes 8..39 of its buffer) and the input (bytes 0..63) "
+                        "overlap: clnz would write what it reads");
+    assert_int_equal(clnz_nonzero_channels_alloc(ctx, &ct, b, IN_AT, NULL, CLNZ_CHANNELS_ANY, &flat,
+                                                 &res, &z, b, 16, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "the count (bytes 16..23"));
+    assert_null(res);
+    TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &ct, b, IN_AT, NULL, CLNZ_CHANNELS_ANY, &flat,
+                                                b, OUT_AT, 16, b, COUNT_AT, 0, NULL, NULL));
+    tu_read(b, COUNT_AT, 8, &z);
+    tu_read(b, OUT_AT, sizeof got, got);
+    assert_int_equal(z, 5); /* the pixels of x's 5 nonzeros, flat over (16,) */
+    assert_memory_equal(got, want, sizeof want);
     clReleaseMemObject(b);
 }
 

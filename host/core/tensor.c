@@ -176,6 +176,14 @@ static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, c
     return CLNZ_SUCCESS;
 }
 
+cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown)
+{
+    cl_mem_flags flags = 0;
+    return clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL) == CL_SUCCESS
+               ? flags
+               : unknown;
+}
+
 clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why)
 {
     cl_mem_flags flags = 0;
@@ -301,19 +309,22 @@ static mem_span span_root(mem_span s)
     return s;
 }
 
-static clnz_status span_clash(clnz_context *ctx, const mem_span *w, const mem_span *o,
-                              const char *verb)
+/* `reads`: o is what the call reads, else another of its writes. */
+static clnz_status span_clash(clnz_context *ctx, const mem_span *w, const mem_span *o, int reads)
 {
     if (!w->buf || !o->buf || w->lo >= w->hi || o->lo >= o->hi)
         return CLNZ_SUCCESS;
     mem_span a = span_root(*w), b = span_root(*o);
     if (a.buf != b.buf || a.hi <= b.lo || b.hi <= a.lo)
         return CLNZ_SUCCESS;
+    /* the bytes are counted in the buffer both lie in: a sub-buffer's parent */
+    const char *sub = " of the parent of its sub-buffer";
     return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
-                    "the %s (bytes %llu..%llu of its buffer) and the %s (bytes %llu..%llu) "
-                    "overlap: clnz would write what it %s",
-                    w->what, (unsigned long long)a.lo, (unsigned long long)a.hi - 1, o->what,
-                    (unsigned long long)b.lo, (unsigned long long)b.hi - 1, verb);
+                    "the %s (bytes %llu..%llu%s) and the %s (bytes %llu..%llu%s) overlap: %s",
+                    w->what, (unsigned long long)a.lo, (unsigned long long)a.hi - 1,
+                    a.buf != w->buf ? sub : " of its buffer", o->what, (unsigned long long)b.lo,
+                    (unsigned long long)b.hi - 1, b.buf != o->buf ? sub : "",
+                    reads ? "clnz would write what it reads" : "clnz would write both at once");
 }
 
 mem_span tensor_span(cl_mem buf, const tensor_info *t, int64_t base, const char *what)
@@ -332,9 +343,9 @@ clnz_status spans_apart(clnz_context *ctx, const mem_span *writes, int n_writes,
     clnz_status st = CLNZ_SUCCESS;
     for (int i = 0; i < n_writes && !st; ++i) {
         for (int j = i + 1; j < n_writes && !st; ++j)
-            st = span_clash(ctx, &writes[i], &writes[j], "writes");
+            st = span_clash(ctx, &writes[i], &writes[j], 0);
         for (int j = 0; j < n_reads && !st; ++j)
-            st = span_clash(ctx, &writes[i], &reads[j], "reads");
+            st = span_clash(ctx, &writes[i], &reads[j], 1);
     }
     return st;
 }

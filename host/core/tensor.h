@@ -39,10 +39,13 @@ clnz_status dtype_check(clnz_context *ctx, clnz_dtype dtype);
 /* Element offset of logical element 0 inside a buffer, from a byte offset. */
 clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, size_t byte_off,
                         const char *what, int64_t *base);
-/* An output (checked) that a later kernel of the call also reads, or an
- * image, must not be CL_MEM_WRITE_ONLY; `what` names it ("count buffer"),
- * `why` ends the message ("for ..."). */
+/* A memory object a kernel of the call reads that is not a checked input
+ * (an image: the image pass) must not be CL_MEM_WRITE_ONLY; `what` names
+ * it ("image"), `why` ends the message. A count the call reads is copied
+ * instead (ops.h: count_staged). */
 clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why);
+/* A memory object's flags, or `unknown` where OpenCL cannot say. */
+cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown);
 /* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
                          uint64_t count, size_t elem);

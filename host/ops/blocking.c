@@ -26,6 +26,22 @@ void fill_program(program_ref *r)
     program_start(r, "fill");
 }
 
+clnz_status count_staged(chain *ch, cl_mem count, size_t byte_off, cl_mem_flags refused,
+                         cl_mem *staged)
+{
+    *staged = NULL;
+    if (!(mem_flags_or(count, refused) & refused)) /* unknown flags: copied, always right */
+        return CLNZ_SUCCESS;
+    clnz_status st = rw_buffer(ch->ctx, sizeof(cl_ulong), staged, "clCreateBuffer(count copy)");
+    if (!st)
+        st = chain_copy(ch, count, byte_off, *staged, 0, sizeof(cl_ulong));
+    if (st && *staged) {
+        clReleaseMemObject(*staged);
+        *staged = NULL;
+    }
+    return st;
+}
+
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
 {
     clnz_context *ctx = ch->ctx;
@@ -40,16 +56,23 @@ clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill)
     size_t local = 0;
     if (!st)
         st = small_local(ctx, k, &local);
+    cl_mem staged = NULL; /* a caller's write-only count, copied for the kernel */
+    if (!st)
+        st = count_staged(ch, job->count, (size_t)job->count_off * sizeof(cl_ulong),
+                          CL_MEM_WRITE_ONLY, &staged);
     if (st)
         return st;
-    cl_ulong out_off = job->out_off, cap = job->capacity, count_off = job->count_off;
+    cl_mem count = staged ? staged : job->count;
+    cl_ulong out_off = job->out_off, cap = job->capacity, count_off = staged ? 0 : job->count_off;
     cl_int layout = job->layout, width = job->width, idx = (cl_int)job->idx_bytes;
     cl_long a_fill = fill;
     karg args[] = {KARG(job->out), KARG(out_off), KARG(cap),       KARG(layout), KARG(width),
-                   KARG(idx),      KARG(job->count), KARG(count_off), KARG(a_fill)};
+                   KARG(idx),      KARG(count),   KARG(count_off), KARG(a_fill)};
     st = set_args(ctx, k, "nz_fill", args, 9);
     if (!st)
         st = chain_launch(ch, k, "nz_fill", (size_t)((slots + local - 1) / local * local), local);
+    if (staged)
+        clReleaseMemObject(staged);
     return st;
 }
 

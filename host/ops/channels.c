@@ -65,6 +65,7 @@ typedef struct {
     int64_t mask_shape[CLNZ_MAX_RANK];
     clnz_tensor mask;    /* u8, C order, mask_shape */
     pred_keys keys;
+    int width; /* coordinates per entry of the pixels' nonzero (0: no options) */
 } channel_plan;
 
 /* o NULL: no nonzero options to check (the blocking call's slices). */
@@ -108,13 +109,13 @@ static clnz_status channel_plan_make(clnz_context *ctx, const tensor_info *t,
     c->mask = (clnz_tensor){CLNZ_U8, c->pixels.rank, c->mask_shape, NULL};
     /* the options must suit the pixels before any work */
     tensor_info mi;
-    int width;
+    c->width = 0;
     st = tensor_check(ctx, &c->mask, &mi);
     if (st == CLNZ_ERROR_TOO_LARGE && no_channels)
         return ctx_fail(ctx, st,
                         "the pixels (the leading dimensions) number more than 2^62, and "
                         "CLNZ_CHANNELS_ALL selects every pixel of no channels");
-    return st || !o ? st : nz_check_options(ctx, &mi, o, &width);
+    return st || !o ? st : nz_check_options(ctx, &mi, o, &c->width);
 }
 
 /* One byte per pixel into mask_buf, after the caller's events. */
@@ -183,9 +184,40 @@ clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
 /* What both device-resident forms do first: the pixel mask of `in` into
  * a new buffer (*mask, the caller's to release), enqueued after the
  * caller's events; *done is its event (NULL when there was nothing to do). */
+/* The caller's outputs, against the input the mask pass reads: the pixels'
+ * nonzero after it sees only clnz's own mask. out NULL: none (_alloc). */
+typedef struct {
+    cl_mem out;
+    size_t out_offset;
+    uint64_t capacity;
+    cl_mem count; /* may be NULL (_alloc) */
+    size_t count_offset;
+} channel_writes;
+
+static clnz_status channel_writes_apart(clnz_context *ctx, const channel_plan *c,
+                                        const clnz_nonzero_options *o, cl_mem in_buf, int64_t base,
+                                        const channel_writes *w)
+{
+    size_t ib = index_bytes(o->index_type);
+    uint64_t per_entry = nz_per_entry(o, c->width);
+    /* checked first, so that the output's span is in range (the nested call
+     * checks them again: a few queries) */
+    clnz_status st = w->out ? output_check(ctx, w->out, w->out_offset, w->capacity, per_entry, ib)
+                            : CLNZ_SUCCESS;
+    if (!st && w->count)
+        st = buffer_check(ctx, w->count, "count", w->count_offset, 1, sizeof(cl_ulong));
+    if (st)
+        return st;
+    mem_span read = tensor_span(in_buf, &c->t, base, "input");
+    mem_span writes[2] = {
+        {w->out, w->out_offset, w->out_offset + w->capacity * per_entry * ib, "output"},
+        {w->count, w->count_offset, w->count_offset + sizeof(cl_ulong), "count"}};
+    return spans_apart(ctx, writes, 2, &read, 1);
+}
+
 static clnz_status device_mask(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
-                               size_t in_offset, const clnz_predicate *pred,
-                               clnz_channel_rule rule, const clnz_nonzero_options *o,
+                               size_t in_offset, const clnz_predicate *pred, clnz_channel_rule rule,
+                               const clnz_nonzero_options *o, const channel_writes *w,
                                channel_plan *c, cl_uint num_events, const cl_event *wait_list,
                                cl_mem *mask, cl_event *done)
 {
@@ -200,6 +232,8 @@ static clnz_status device_mask(clnz_context *ctx, const clnz_tensor *in, cl_mem 
         st = channel_plan_make(ctx, &t, pred, o, rule, c);
     if (!st)
         st = tensor_base(ctx, &c->t, in_buf, in_offset, "input", &base);
+    if (!st)
+        st = channel_writes_apart(ctx, c, o, in_buf, base, w);
     if (!st)
         st = pixel_mask_buffer(ctx, c->pixels.n, mask);
     if (!st)
@@ -234,7 +268,8 @@ clnz_status clnz_nonzero_channels_enqueue(clnz_context *ctx, const clnz_tensor *
     channel_plan c;
     cl_mem mask;
     cl_event done;
-    clnz_status st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &c, num_events,
+    channel_writes w = {out_buf, out_offset, capacity, count_buf, count_offset};
+    clnz_status st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &w, &c, num_events,
                                  wait_list, &mask, &done);
     if (!st) /* the predicate is applied: nonzero over the pixel bytes */
         st = clnz_nonzero_enqueue(ctx, &c.mask, mask, 0, NULL, o, out_buf, out_offset, capacity,
@@ -260,8 +295,9 @@ clnz_status clnz_nonzero_channels_alloc(clnz_context *ctx, const clnz_tensor *in
     clnz_status st = exact_outputs(ctx, out_buf, count);
     if (!st) /* before the mask pass, which the nested _alloc call's count waits on */
         chain_settle(ctx);
+    channel_writes w = {NULL, 0, 0, count_buf, count_offset};
     if (!st)
-        st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &c, num_events, wait_list,
+        st = device_mask(ctx, in, in_buf, in_offset, pred, rule, o, &w, &c, num_events, wait_list,
                          &mask, &done);
     if (!st)
         st = clnz_nonzero_alloc(ctx, &c.mask, mask, 0, NULL, o, out_buf, count, count_buf,

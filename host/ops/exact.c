@@ -65,8 +65,15 @@ clnz_status job_run_exact(clnz_context *ctx, nz_job *job, const exact_entries *e
     st = strategy_choose(ctx, job, &s);
     if (!st)
         st = s->count(&ch, job);
+    cl_mem staged = NULL; /* a caller's count the host may not read, copied */
     if (!st)
-        st = read_back_at(&ch, job->count, (size_t)job->count_off * sizeof z, sizeof z, &z);
+        st = count_staged(&ch, job->count, (size_t)job->count_off * sizeof z,
+                          CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY, &staged);
+    if (!st)
+        st = read_back_at(&ch, staged ? staged : job->count,
+                          staged ? 0 : (size_t)job->count_off * sizeof z, sizeof z, &z);
+    if (staged)
+        clReleaseMemObject(staged);
     uint64_t entries = e->fixed != UINT64_MAX ? e->fixed : z;
     if (!st && e->fixed == UINT64_MAX) /* a static size was checked above */
         st = result_fits(ctx, entries, e->entry_bytes);

@@ -16,9 +16,6 @@ static clnz_status device_input(clnz_context *ctx, const clnz_tensor *in,
     return st ? st : nz_check_options(ctx, t, o, width);
 }
 
-/* Why a size's fill needs a readable count (kernels/fill.cl's nz_fill). */
-#define FILL_READS_COUNT "for the fill after the first z entries (has_size)"
-
 clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                  size_t in_offset, const clnz_predicate *pred,
                                  const clnz_nonzero_options *opts, cl_mem out_buf,
@@ -40,8 +37,6 @@ clnz_status clnz_nonzero_enqueue(clnz_context *ctx, const clnz_tensor *in, cl_me
         st = output_check(ctx, out_buf, out_offset, capacity, nz_per_entry(o, width), ib);
     if (!st)
         st = buffer_check(ctx, count_buf, "count", count_offset, 1, sizeof(cl_ulong));
-    if (!st && o->has_size)
-        st = buffer_readable(ctx, count_buf, "count buffer", FILL_READS_COUNT);
     if (!st)
         st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
     if (st) {
@@ -87,8 +82,6 @@ clnz_status clnz_nonzero_alloc(clnz_context *ctx, const clnz_tensor *in, cl_mem 
         st = job_on_buffer(ctx, &job, &t, pred, in_buf, in_offset);
     if (!st)
         st = exact_count_buffer(ctx, &job, count_buf, count_offset, &own_count);
-    if (!st && o->has_size && count_buf)
-        st = buffer_readable(ctx, count_buf, "count buffer", FILL_READS_COUNT);
     if (!st) {
         job_coords(&job, o, width);
         exact_entries e = {o->has_size ? (uint64_t)o->size : UINT64_MAX,

@@ -66,8 +66,16 @@ clnz_status batch_fits_host(clnz_context *ctx, uint64_t items, uint64_t n, const
 /* job_init and job_bind: a job on a checked input in a caller's buffer. */
 clnz_status job_on_buffer(clnz_context *ctx, nz_job *job, const tensor_info *t,
                           const clnz_predicate *pred, cl_mem buf, size_t byte_off);
+/* A caller's count where the next step may read it: a kernel may not read
+ * a CL_MEM_WRITE_ONLY buffer, nor the host one made CL_MEM_HOST_NO_ACCESS
+ * or CL_MEM_HOST_WRITE_ONLY (`refused`: the flags in the way). Such a count
+ * is copied (a copy command is neither) into a buffer of 8 bytes of its own,
+ * *staged, which the caller releases once its reader is enqueued (OpenCL
+ * keeps it until that command ends); NULL where the count serves as it is. */
+clnz_status count_staged(chain *ch, cl_mem count, size_t byte_off, cl_mem_flags refused,
+                         cl_mem *staged);
 /* Static capacity: the entries from the count up to the capacity get the
- * fill value (kernels/fill.cl's nz_fill). */
+ * fill value (kernels/fill.cl's nz_fill), which reads the count. */
 clnz_status job_fill(chain *ch, const nz_job *job, int64_t fill);
 /* A whole job through the chosen strategy: what the device-resident calls do. */
 clnz_status job_run(chain *ch, nz_job *job);

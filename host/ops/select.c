@@ -53,7 +53,11 @@ static clnz_status device_job(clnz_context *ctx, const clnz_tensor *x, cl_mem x_
     int64_t x_base;
     clnz_status st = select_inputs(ctx, x, mask, xi, &mi);
     if (!st)
-        st = job_on_buffer(ctx, job, &mi, pred, mask_buf, mask_offset);
+        st = job_init(ctx, job, &mi, pred);
+    if (!st) {
+        job->in_what = mask ? "mask" : "x"; /* what the predicate reads, named so */
+        st = job_bind(ctx, job, mask_buf, mask_offset);
+    }
     if (!st)
         st = tensor_base(ctx, xi, x_buf, x_offset, "x", &x_base);
     return st ? st : job_bind_values(ctx, job, xi, x_buf, x_base);

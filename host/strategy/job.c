@@ -14,7 +14,9 @@ clnz_status job_init(clnz_context *ctx, nz_job *job, const tensor_info *t,
 clnz_status job_bind(clnz_context *ctx, nz_job *job, cl_mem in, size_t in_byte_off)
 {
     job->in = in;
-    clnz_status st = tensor_base(ctx, &job->t, in, in_byte_off, "input", &job->base);
+    if (!job->in_what)
+        job->in_what = "input";
+    clnz_status st = tensor_base(ctx, &job->t, in, in_byte_off, job->in_what, &job->base);
     return st ? st : tensor_meta_buffer(ctx, &job->t, &job->meta);
 }
 
@@ -35,7 +37,7 @@ clnz_status job_apart(clnz_context *ctx, const nz_job *job)
 {
     const tensor_info *t = &job->t;
     mem_span reads[2] = {
-        tensor_span(job->in, t, job->base, "input"),
+        tensor_span(job->in, t, job->base, job->in_what ? job->in_what : "input"),
         {job->emit == ABI_EMIT_VALUES ? job->x : NULL, job->x_lo, job->x_hi, "values (x)"}};
     int writes_entries = job->emit != ABI_EMIT_COUNT && job->capacity > 0;
     size_t unit = job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes;

@@ -177,10 +177,8 @@ static clnz_status run_count(chain *ch, nz_job *job)
         return job_empty(ch, job);
     lb_plan p = {0}; /* a failed plan leaves no shape to divide by */
     clnz_status st = plan_make(ctx, job, "lb_count", &p);
-    cl_mem_flags flags = 0;
-    if (clGetMemObjectInfo(job->count, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
-        flags = CL_MEM_WRITE_ONLY; /* unknown: the scratch is always right */
-    int direct = !(flags & CL_MEM_WRITE_ONLY);
+    /* flags unknown: the scratch is always right */
+    int direct = !(mem_flags_or(job->count, CL_MEM_WRITE_ONLY) & CL_MEM_WRITE_ONLY);
     if (!st && !direct)
         st = plan_scratch(ctx, sizeof(cl_ulong));
     cl_mem sum = direct ? job->count : ctx->scratch;

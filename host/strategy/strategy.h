@@ -30,6 +30,7 @@ typedef struct {
     tensor_info t;
     pred_keys keys;
     cl_mem in;
+    const char *in_what; /* its name in messages: "input", or select's "mask" or "x" */
     int64_t base; /* element offset of logical element 0 in `in` */
     cl_mem meta;  /* shape and strides for the kernels (job_bind makes it) */
 
