@@ -265,6 +265,16 @@ static void test_memory_objects_clnz_cannot_use(void **state)
         assert_int_equal(vals[0], 1);
         assert_int_equal(vals[1], 1);
         clReleaseMemObject(got);
+        int64_t two[] = {2, 2}; /* a batch of 2 items: {1, 0} and {1, 0} */
+        clnz_tensor bt = {CLNZ_U8, 2, two, NULL};
+        int64_t bidx[2] = {-1, -1};
+        TU_CHECK(ctx, clnz_nonzero_batched_alloc(ctx, &bt, in, 0, NULL, NULL, &got, &gz, hidden, 0,
+                                                 0, NULL, NULL));
+        assert_int_equal(gz, 2);
+        tu_read(got, 0, sizeof bidx, bidx);
+        assert_int_equal(bidx[0], 0);
+        assert_int_equal(bidx[1], 0);
+        clReleaseMemObject(got);
         clReleaseMemObject(hidden);
     }
     /* each operand by its name: select's x, where's x */

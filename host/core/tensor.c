@@ -178,10 +178,19 @@ static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, c
 
 cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown)
 {
-    cl_mem_flags flags = 0;
-    return clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL) == CL_SUCCESS
-               ? flags
-               : unknown;
+    cl_mem_flags flags = 0, up = 0;
+    cl_mem parent = NULL;
+    if (clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
+        return unknown;
+    /* a sub-buffer inherits its parent's access and host-access flags
+     * where it names none, but OpenCL 1.2 does not say that its query
+     * reports them: the parent's restrictions are added (they bind it) */
+    if (clGetMemObjectInfo(buf, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
+            CL_SUCCESS &&
+        parent && clGetMemObjectInfo(parent, CL_MEM_FLAGS, sizeof up, &up, NULL) == CL_SUCCESS)
+        flags |= up & (CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
+                       CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+    return flags;
 }
 
 clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why)
