@@ -509,6 +509,84 @@ static void test_a_late_failure_before_a_blocking_call(void **state)
     inputs_free(&in);
 }
 
+/* Two calls in a row that failed while an older one still waits on its
+ * caller's event: the next call must still come after that older one
+ * (the calls of a context share its scratch buffers), not after nothing
+ * (chain.c: drop_failed walks back over every failed call; it used to go
+ * one call back only). An out-of-order queue shows it: there nothing else
+ * holds the next call up. */
+static void test_order_kept_past_two_failed_calls(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueue(cl, clnz_context_device(base),
+                                              CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
+    if (e == CL_INVALID_QUEUE_PROPERTIES || e == CL_INVALID_VALUE)
+        skip();
+    assert_int_equal(e, CL_SUCCESS);
+    cl_mem probe = tu_buffer(64, NULL);
+    int in_order = !runs_out_of_order(q, probe);
+    clReleaseMemObject(probe);
+    if (in_order) {
+        clReleaseCommandQueue(q);
+        skip();
+    }
+    clnz_context *ctx;
+    char msg[300];
+    assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
+    inputs in = half_nonzero(ctx);
+    int64_t small_shape[1] = {64}; /* one command waits on each user event (see above) */
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    int64_t want = 0;
+    for (int i = 0; i < 64; ++i)
+        want += in.x[i] != 0;
+    cl_mem counts = tu_buffer(4 * 8, NULL);
+    cl_event user_a = clCreateUserEvent(cl, &e), user_b = NULL, ev[4] = {NULL};
+    assert_int_equal(e, CL_SUCCESS);
+    user_b = clCreateUserEvent(cl, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    /* A waits on user_a (completed at the end); B on user_b, failed below,
+     * and C, behind B, fails with it */
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, counts, 0, 1, &user_a, &ev[0]));
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, counts, 8, 1, &user_b, &ev[1]));
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, counts, 16, 0, NULL, &ev[2]));
+    clSetUserEventStatus(user_b, -1);
+    clWaitForEvents(2, &ev[1]);
+    cl_int status = CL_COMPLETE;
+    for (int i = 1; i <= 2; ++i) {
+        clGetEventInfo(ev[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        assert_true(status < 0); /* B's and C's commands failed */
+    }
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, counts, 24, 0, NULL, &ev[3]));
+    clFlush(q);
+    for (int ms = 0; ms < 300; ++ms) { /* D must wait for A, which waits for user_a */
+        clGetEventInfo(ev[3], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        if (status <= CL_COMPLETE)
+            break;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    clGetEventInfo(ev[0], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof e, &e, NULL);
+    clSetUserEventStatus(user_a, CL_COMPLETE);
+    assert_true(e > CL_COMPLETE);      /* A had not run */
+    assert_true(status > CL_COMPLETE); /* nor D, behind it */
+    assert_int_equal(clWaitForEvents(1, &ev[3]), CL_SUCCESS);
+    assert_int_equal(clWaitForEvents(1, &ev[0]), CL_SUCCESS);
+    uint64_t got[4] = {0};
+    tu_read(counts, 0, sizeof got, got);
+    assert_int_equal(got[0], want);
+    assert_int_equal(got[3], want);
+    for (int i = 0; i < 4; ++i)
+        clReleaseEvent(ev[i]);
+    clReleaseEvent(user_a);
+    clReleaseEvent(user_b);
+    clReleaseMemObject(counts);
+    inputs_free(&in);
+    clnz_context_release(ctx);
+    clReleaseCommandQueue(q);
+}
+
 int main(void)
 {
     tu_seed("test_queue");
@@ -516,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
         cmocka_unit_test(test_calls_after_a_failed_event),
         cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
+        cmocka_unit_test(test_order_kept_past_two_failed_calls),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

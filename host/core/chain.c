@@ -10,6 +10,7 @@
 #include "core/program.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static cl_int event_status(cl_event ev)
 {
@@ -44,13 +45,42 @@ static int debug_may_wait(const clnz_context *ctx, cl_uint n_wait, const cl_even
  * fails too (the spec), or never runs (PoCL 3.1): either way every later
  * call on the context would fail or hang. Its commands failed at once,
  * though, maybe while the call before it still ran (an out-of-order
- * queue): the next call waits on what that one waited on instead. */
+ * queue): the next call waits on what that one waited on instead, or, if
+ * that failed too (a call enqueued behind the failed one fails with it),
+ * on what that one waited on, and so on down ctx->older. */
 static void drop_failed(clnz_context *ctx)
 {
     while (ctx->last_event && event_status(ctx->last_event) < 0) {
         clReleaseEvent(ctx->last_event);
-        ctx->last_event = ctx->prev_event;
-        ctx->prev_event = NULL;
+        ctx->last_event = ctx->n_older ? ctx->older[--ctx->n_older] : NULL;
+    }
+}
+
+/* The call just ended waited on ctx->last_event: that goes on the stack of
+ * fallbacks. A call whose commands completed ran after everything it
+ * waited on, so nothing below an event known complete is needed any more
+ * (which keeps the stack short: it grows only while calls are pending).
+ * Full, the oldest goes (more than CHAIN_OLDER pending calls failing in a
+ * row then leave the next one behind nothing older). */
+static void older_push(clnz_context *ctx, cl_event waited_on)
+{
+    if (!waited_on)
+        return;
+    if (ctx->n_older == CHAIN_OLDER) {
+        clReleaseEvent(ctx->older[0]);
+        memmove(ctx->older, ctx->older + 1, (CHAIN_OLDER - 1) * sizeof ctx->older[0]);
+        --ctx->n_older;
+    }
+    ctx->older[ctx->n_older++] = waited_on;
+    int keep = ctx->n_older - 1; /* from the newest down: the first complete one */
+    while (keep > 0 && event_status(ctx->older[keep]) != CL_COMPLETE)
+        --keep;
+    if (keep > 0) {
+        for (int i = 0; i < keep; ++i)
+            clReleaseEvent(ctx->older[i]);
+        memmove(ctx->older, ctx->older + keep,
+                (size_t)(ctx->n_older - keep) * sizeof ctx->older[0]);
+        ctx->n_older -= keep;
     }
 }
 
@@ -70,6 +100,16 @@ void chain_settle(clnz_context *ctx)
         clWaitForEvents(1, &ctx->last_event);
         drop_failed(ctx);
     }
+}
+
+void chain_forget(clnz_context *ctx)
+{
+    if (ctx->last_event)
+        clReleaseEvent(ctx->last_event);
+    for (int i = 0; i < ctx->n_older; ++i)
+        clReleaseEvent(ctx->older[i]);
+    ctx->last_event = NULL;
+    ctx->n_older = 0;
 }
 
 void chain_begin_own(chain *ch, clnz_context *ctx)
@@ -261,9 +301,7 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
             st = CL_CHECK(ctx, e, "clEnqueueMarkerWithWaitList");
     }
     if (st == CLNZ_SUCCESS) {
-        if (ctx->prev_event)
-            clReleaseEvent(ctx->prev_event);
-        ctx->prev_event = ctx->last_event; /* what this call's first command waited on */
+        older_push(ctx, ctx->last_event); /* what this call's first command waited on */
         ctx->last_event = ch->last;
         ctx->last_unwaited = ctx->debug && !ch->debug_wait;
         if (out_event) {

@@ -19,6 +19,9 @@ void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *w
  * *_alloc call): waits for the previous call's, so that their failure (a
  * caller's event failing late) fails none of this call's (chain.c). */
 void chain_settle(clnz_context *ctx);
+/* Releases the context's events of earlier calls (last_event and its
+ * fallbacks), for a context released, or a queue that has been finished. */
+void chain_forget(clnz_context *ctx);
 /* chain_settle, chain_begin with no wait list and chain_gate: a blocking
  * call's start. */
 void chain_begin_own(chain *ch, clnz_context *ctx);

@@ -3,6 +3,7 @@
 #include "core/driver_lock.h"
 #include "core/error.h"
 #include "core/cache.h"
+#include "core/chain.h"
 #include "core/program.h"
 #include "core/quote.h"
 #include "core/result_mem.h"
@@ -467,10 +468,7 @@ void clnz_context_release(clnz_context *c)
     clnz_bundle_release(c->bundle);
     if (c->first_event)
         clReleaseEvent(c->first_event);
-    if (c->last_event)
-        clReleaseEvent(c->last_event);
-    if (c->prev_event)
-        clReleaseEvent(c->prev_event);
+    chain_forget(c);
     if (c->scratch)
         clReleaseMemObject(c->scratch);
     tensor_meta_release_all(c);

@@ -69,6 +69,10 @@ typedef struct thread_message {
 /* The blocking calls whose densities size the next result (ops/ahead.c). */
 #define AHEAD_CALLS 4
 
+/* The calls behind the last one that a call may fall back to waiting on
+ * when the ones after them failed (core/chain.c: drop_failed). */
+#define CHAIN_OLDER 16
+
 struct clnz_context {
     /* Held by every public call for its whole body (CTX_HOLD); recursive
      * because public calls call each other (channels -> nonzero). */
@@ -94,7 +98,11 @@ struct clnz_context {
     cl_mem scratch; /* tile counts and scan levels, grown on demand */
     size_t scratch_bytes;
     cl_event last_event; /* the last launch of the previous call: scratch reuse waits on it */
-    cl_event prev_event; /* what that call waited on for the scratch (chain_begin's fallback) */
+    /* what that call waited on for the scratch, what that one waited on,
+     * ..., the newest last (chain_begin's fallbacks when calls failed;
+     * none kept below one known complete: chain.c) */
+    cl_event older[CHAIN_OLDER];
+    int n_older;
     int last_unwaited;   /* CLNZ_DEBUG: that call waited on a caller's event still pending */
 
     /* The first thread to record a message uses the embedded slot, so a

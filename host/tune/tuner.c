@@ -486,11 +486,8 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
     ctx->forced_strategy = saved_strategy;
     if (ctx->first_event)
         clReleaseEvent(ctx->first_event);
-    if (ctx->last_event)
-        clReleaseEvent(ctx->last_event);
-    if (ctx->prev_event) /* waited for above, or the tuner's own */
-        clReleaseEvent(ctx->prev_event);
-    ctx->first_event = ctx->last_event = ctx->prev_event = NULL;
+    ctx->first_event = NULL;
+    chain_forget(ctx); /* waited for above, or the tuner's own */
     clReleaseCommandQueue(q);
     if (st)
         return st;
