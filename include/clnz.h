@@ -16,12 +16,12 @@
  *     where it reads it (else CLNZ_ERROR_INVALID_ARGUMENT, by name; a
  *     count or offsets buffer may be CL_MEM_WRITE_ONLY and may forbid the
  *     host access: where a size's fill or an _alloc call reads the count,
- *     it reads a copy); what a
- *     call writes (entries, count, offsets, a mask, where's output, a
- *     scan's output and total) may share no byte with what it reads (an
- *     input's whole byte extent, a strided view's gaps too) or its other
- *     writes, sub-buffers seen in their parent (else the same error, naming
- *     both ranges; clnz_scan_enqueue exactly in place is fine);
+ *     it reads a copy); what a call writes (entries, count, offsets, a
+ *     mask, where's output, a scan's output and total) may share no byte
+ *     with what it reads (an input's whole byte extent, a strided view's
+ *     gaps too) or its other writes, sub-buffers seen in their parent (else
+ *     the same error, naming both ranges; clnz_scan_enqueue exactly in
+ *     place is fine);
  *   - blocking calls on host arrays (clnz_nonzero, clnz_count): they upload,
  *     run, read back and return a malloc'd result.
  * Between the two, the *_alloc calls take device buffers and return a

@@ -181,9 +181,6 @@ clnz_status pixel_mask_buffer(clnz_context *ctx, uint64_t pixels, cl_mem *buf)
     return CL_CHECK(ctx, e, "clCreateBuffer(pixel mask)");
 }
 
-/* What both device-resident forms do first: the pixel mask of `in` into
- * a new buffer (*mask, the caller's to release), enqueued after the
- * caller's events; *done is its event (NULL when there was nothing to do). */
 /* The caller's outputs, against the input the mask pass reads: the pixels'
  * nonzero after it sees only clnz's own mask. out NULL: none (_alloc). */
 typedef struct {
@@ -215,6 +212,9 @@ static clnz_status channel_writes_apart(clnz_context *ctx, const channel_plan *c
     return spans_apart(ctx, writes, 2, &read, 1);
 }
 
+/* What both device-resident forms do first: the pixel mask of `in` into
+ * a new buffer (*mask, the caller's to release), enqueued after the
+ * caller's events; *done is its event (NULL when there was nothing to do). */
 static clnz_status device_mask(clnz_context *ctx, const clnz_tensor *in, cl_mem in_buf,
                                size_t in_offset, const clnz_predicate *pred, clnz_channel_rule rule,
                                const clnz_nonzero_options *o, const channel_writes *w,
