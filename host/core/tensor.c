@@ -138,6 +138,35 @@ void tensor_memory_order(tensor_info *t)
     t->contiguous = in_c_order(t);
 }
 
+/* A sub-buffer's parent and its origin there; NULL for a buffer of its own
+ * (OpenCL 1.2 has no sub-buffers of sub-buffers). */
+static cl_mem mem_parent(cl_mem buf, size_t *origin)
+{
+    cl_mem parent = NULL;
+    if (clGetMemObjectInfo(buf, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) !=
+            CL_SUCCESS ||
+        !parent ||
+        (origin &&
+         clGetMemObjectInfo(buf, CL_MEM_OFFSET, sizeof *origin, origin, NULL) != CL_SUCCESS))
+        return NULL;
+    return parent;
+}
+
+/* A memory object's flags. A sub-buffer inherits its parent's access and
+ * host-access flags where it names none, but OpenCL 1.2 does not say that
+ * its query reports them: the parent's restrictions are added (they bind
+ * it). */
+static cl_int mem_flags(cl_mem buf, cl_mem_flags *flags)
+{
+    cl_mem_flags up = 0;
+    cl_int e = clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof *flags, flags, NULL);
+    cl_mem parent = e ? NULL : mem_parent(buf, NULL);
+    if (parent && clGetMemObjectInfo(parent, CL_MEM_FLAGS, sizeof up, &up, NULL) == CL_SUCCESS)
+        *flags |= up & (CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
+                        CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+    return e;
+}
+
 /* What the driver would refuse late, with a status that names no argument,
  * or not at all (a kernel that writes a read-only buffer is undefined in
  * OpenCL 1.2): a caller's memory object that is not a buffer, belongs to
@@ -153,7 +182,7 @@ static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, c
     if (!e)
         e = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
     if (!e)
-        e = clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+        e = mem_flags(buf, &flags);
     if (e) {
         char call[64];
         snprintf(call, sizeof call, "clGetMemObjectInfo(%s)", what);
@@ -178,25 +207,14 @@ static clnz_status mem_usable(clnz_context *ctx, cl_mem buf, const char *what, c
 
 cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown)
 {
-    cl_mem_flags flags = 0, up = 0;
-    cl_mem parent = NULL;
-    if (clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL) != CL_SUCCESS)
-        return unknown;
-    /* a sub-buffer inherits its parent's access and host-access flags
-     * where it names none, but OpenCL 1.2 does not say that its query
-     * reports them: the parent's restrictions are added (they bind it) */
-    if (clGetMemObjectInfo(buf, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
-            CL_SUCCESS &&
-        parent && clGetMemObjectInfo(parent, CL_MEM_FLAGS, sizeof up, &up, NULL) == CL_SUCCESS)
-        flags |= up & (CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
-                       CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
-    return flags;
+    cl_mem_flags flags = 0;
+    return mem_flags(buf, &flags) == CL_SUCCESS ? flags : unknown;
 }
 
 clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why)
 {
     cl_mem_flags flags = 0;
-    cl_int e = clGetMemObjectInfo(buf, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    cl_int e = mem_flags(buf, &flags);
     if (e)
         return CL_CHECK(ctx, e, "clGetMemObjectInfo(flags)");
     if (flags & CL_MEM_WRITE_ONLY)
@@ -301,16 +319,13 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
     return CLNZ_SUCCESS;
 }
 
-/* Where a span's bytes lie: a sub-buffer's in its parent (OpenCL 1.2 has
- * no sub-buffers of sub-buffers), so that two views of one buffer compare. */
+/* Where a span's bytes lie: a sub-buffer's in its parent, so that two
+ * views of one buffer compare. */
 static mem_span span_root(mem_span s)
 {
-    cl_mem parent = NULL;
     size_t origin = 0;
-    if (clGetMemObjectInfo(s.buf, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
-            CL_SUCCESS &&
-        parent &&
-        clGetMemObjectInfo(s.buf, CL_MEM_OFFSET, sizeof origin, &origin, NULL) == CL_SUCCESS) {
+    cl_mem parent = mem_parent(s.buf, &origin);
+    if (parent) {
         s.buf = parent;
         s.lo += origin;
         s.hi += origin;

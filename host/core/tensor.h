@@ -44,7 +44,8 @@ clnz_status tensor_base(clnz_context *ctx, const tensor_info *info, cl_mem buf, 
  * it ("image"), `why` ends the message. A count the call reads is copied
  * instead (ops.h: count_staged). */
 clnz_status buffer_readable(clnz_context *ctx, cl_mem buf, const char *what, const char *why);
-/* A memory object's flags, or `unknown` where OpenCL cannot say. */
+/* A memory object's flags (a sub-buffer's with its parent's restrictions),
+ * or `unknown` where OpenCL cannot say. */
 cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown);
 /* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
