@@ -527,18 +527,16 @@ static int settles_in_time(cl_event ev, cl_int *status)
  * (chain.c: drop_failed walks back over every failed call; it used to go
  * one call back only). An out-of-order queue shows it: there nothing else
  * holds the next call up. */
-static void test_order_kept_past_two_failed_calls(void **state)
+/* An out-of-order queue on the test's device where a command passes a
+ * held one (the probe), else NULL: in order, whatever its properties say,
+ * or no such queue (the test then skips). */
+static cl_command_queue passing_queue(cl_context cl, cl_device_id dev)
 {
-    (void)state;
-    clnz_context *base = tu_context();
-    cl_context cl = clnz_context_cl_context(base);
     cl_int e = CL_SUCCESS;
-    cl_command_queue q = clCreateCommandQueue(cl, clnz_context_device(base),
-                                              CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
+    cl_command_queue q = clCreateCommandQueue(cl, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
     if (e == CL_INVALID_QUEUE_PROPERTIES || e == CL_INVALID_VALUE)
-        skip();
+        return NULL;
     assert_int_equal(e, CL_SUCCESS);
-    /* the probe passes a held command, or the queue runs in order (skip) */
     cl_event hold = clCreateUserEvent(cl, &e), held_ev = NULL;
     assert_int_equal(e, CL_SUCCESS);
     cl_mem held = tu_buffer(64, NULL), probe = tu_buffer(64, NULL);
@@ -556,8 +554,20 @@ static void test_order_kept_past_two_failed_calls(void **state)
     clReleaseMemObject(probe);
     if (in_order) {
         clReleaseCommandQueue(q);
-        skip();
+        return NULL;
     }
+    return q;
+}
+
+static void test_order_kept_past_two_failed_calls(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = passing_queue(cl, clnz_context_device(base));
+    if (!q)
+        skip();
     clnz_context *ctx;
     char msg[300];
     assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
@@ -613,6 +623,145 @@ static void test_order_kept_past_two_failed_calls(void **state)
     clReleaseCommandQueue(q);
 }
 
+/* Two count calls on ctx: A waits on *user_a (set by the caller later), B
+ * on a user event that fails now; returns once B's commands have failed
+ * (a deadline, not a hang) while A's still wait. ev: A's and B's events. */
+static void hold_one_fail_one(clnz_context *ctx, const inputs *in, cl_mem counts, cl_event *user_a,
+                              cl_event ev[2])
+{
+    cl_context cl = clnz_context_cl_context(ctx);
+    int64_t small_shape[1] = {64}; /* one command waits on each user event (see above) */
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    cl_int e = CL_SUCCESS, status = CL_COMPLETE;
+    *user_a = clCreateUserEvent(cl, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_event user_b = clCreateUserEvent(cl, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in->xbuf, 0, NULL, counts, 0, 1, user_a, &ev[0]));
+    TU_CHECK(ctx,
+             clnz_count_enqueue(ctx, &small, in->xbuf, 0, NULL, counts, 8, 1, &user_b, &ev[1]));
+    clSetUserEventStatus(user_b, -1);
+    assert_true(settles_in_time(ev[1], &status));
+    assert_true(status < 0);
+    clGetEventInfo(ev[0], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    assert_true(status > CL_COMPLETE);
+    clReleaseEvent(user_b);
+}
+
+/* fn in a thread started after hold_one_fail_one; A's event fails while fn
+ * waits: fn's result (0: right), after A's failure is checked. */
+static int late_failure_under(call_fn fn, const char *name, const inputs *in, cl_mem counts)
+{
+    cl_event user_a = NULL, ev[2] = {NULL};
+    hold_one_fail_one(in->ctx, in, counts, &user_a, ev);
+    pthread_t thread;
+    job *j = job_start(fn, in, &thread), *late = NULL;
+    nanosleep(&(struct timespec){0, 100000000}, NULL); /* it waits by now */
+    clSetUserEventStatus(user_a, -1);
+    int result = 1;
+    if (!job_wait(j, thread, &result, &late))
+        fail_msg("%s still blocked %d s after the calls before it failed", name, DEADLINE_S);
+    cl_int status = CL_COMPLETE;
+    assert_true(settles_in_time(ev[0], &status));
+    assert_true(status < 0); /* A did fail */
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+    clReleaseEvent(user_a);
+    return result;
+}
+
+/* A context on an out-of-order queue where commands pass held ones (under
+ * CLNZ_MAX_ALLOC=max_alloc where not NULL), its inputs and two counts;
+ * NULL where there is no such queue. */
+static clnz_context *passing_context(inputs *in, cl_mem *counts, const char *max_alloc)
+{
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_command_queue q = passing_queue(cl, clnz_context_device(base));
+    if (!q) /* in order, B could not fail before A */
+        return NULL;
+    clnz_context *ctx;
+    char msg[300];
+    if (max_alloc)
+        setenv("CLNZ_MAX_ALLOC", max_alloc, 1);
+    clnz_status st = clnz_context_wrap(cl, q, &ctx, msg, sizeof msg);
+    unsetenv("CLNZ_MAX_ALLOC");
+    assert_int_equal(st, CLNZ_SUCCESS);
+    clReleaseCommandQueue(q); /* the context holds it */
+    *in = half_nonzero(ctx);
+    *counts = tu_buffer(3 * 8, NULL);
+    return ctx;
+}
+
+/* A blocking call after a failed call, while the one before that still
+ * waits on its caller's event, which then fails too: the blocking call
+ * waits for that older call before it enqueues anything (chain_settle
+ * walks down over the failed one), so the older call's failure is none of
+ * its own and it returns its right answer. It used to stop at the failed
+ * call (done, so nothing to wait for), chain behind the older one, and fail
+ * with it. */
+static void test_a_late_failure_below_a_failed_call(void **state)
+{
+    (void)state;
+    inputs in;
+    cl_mem counts;
+    clnz_context *ctx = passing_context(&in, &counts, NULL);
+    if (!ctx)
+        skip();
+    for (size_t i = 0; i < N_BLOCKING_CALLS; ++i)
+        if (late_failure_under(blocking_calls[i].fn, blocking_calls[i].name, &in, counts))
+            fail_msg("%s failed or was wrong after a late failure two calls before",
+                     blocking_calls[i].name);
+    clReleaseMemObject(counts);
+    inputs_free(&in);
+    clnz_context_release(ctx);
+}
+
+static void *complete_later(void *user_event)
+{
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    clSetUserEventStatus(user_event, CL_COMPLETE);
+    return NULL;
+}
+
+/* The tuner's end forgets the context's earlier calls (it waits for them
+ * first), so that later calls chain on nothing: it must wait for the
+ * older call below a failed one too, or a later call runs beside it (they
+ * share the scratch). Its every call failing before it enqueues anything
+ * (an allocation limit below its problems) shows it: it used to wait for
+ * the failed call only and return at once, and the next call, chained on
+ * nothing, ran while the older one still waited. */
+static void test_the_tuner_waits_below_a_failed_call(void **state)
+{
+    (void)state;
+    inputs in;
+    cl_mem counts;
+    clnz_context *ctx = passing_context(&in, &counts, "8K");
+    if (!ctx)
+        skip();
+    cl_event user_a = NULL, ev[3] = {NULL};
+    hold_one_fail_one(ctx, &in, counts, &user_a, ev);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, complete_later, user_a), 0);
+    assert_int_equal(clnz_tune(ctx, 1, NULL, NULL, NULL, 0, NULL), CLNZ_ERROR_TOO_LARGE);
+    int64_t small_shape[1] = {64};
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, counts, 16, 0, NULL, &ev[2]));
+    clFlush(clnz_context_queue(ctx));
+    cl_int a = CL_QUEUED, d = CL_QUEUED;
+    clGetEventInfo(ev[0], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof a, &a, NULL);
+    assert_true(settles_in_time(ev[2], &d));
+    assert_int_equal(d, CL_COMPLETE);
+    pthread_join(thread, NULL);
+    assert_int_equal(a, CL_COMPLETE); /* before the next call ran: the tuner waited for it */
+    for (int k = 0; k < 3; ++k)
+        clReleaseEvent(ev[k]);
+    clReleaseEvent(user_a);
+    clReleaseMemObject(counts);
+    inputs_free(&in);
+    clnz_context_release(ctx);
+}
+
 int main(void)
 {
     tu_seed("test_queue");
@@ -621,6 +770,9 @@ int main(void)
         cmocka_unit_test(test_calls_after_a_failed_event),
         cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
         cmocka_unit_test(test_order_kept_past_two_failed_calls),
+        cmocka_unit_test(test_a_late_failure_below_a_failed_call),
+        cmocka_unit_test_setup_teardown(test_the_tuner_waits_below_a_failed_call, tu_cache_setup,
+                                        tu_cache_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

@@ -95,6 +95,10 @@ static void older_push(clnz_context *ctx, cl_event waited_on)
  * upload) no longer overlaps that call's last commands. */
 void chain_settle(clnz_context *ctx)
 {
+    /* a previous call that failed already waits for nothing, but one below
+     * it may still be pending: chained behind that one, this call would
+     * fail with it */
+    drop_failed(ctx);
     while (ctx->last_event && !event_done(ctx->last_event)) {
         clFlush(ctx->queue); /* the previous call may have left them unflushed */
         clWaitForEvents(1, &ctx->last_event);

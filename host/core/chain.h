@@ -16,8 +16,10 @@ typedef struct {
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
 /* Before a call that waits for its own commands (a blocking call, an
- * *_alloc call): waits for the previous call's, so that their failure (a
- * caller's event failing late) fails none of this call's (chain.c). */
+ * *_alloc call, the tuner): waits for the previous call's, or for those of
+ * the newest call below it that did not fail, so that their failure (a
+ * caller's event failing late) fails none of this call's (chain.c). After
+ * it no earlier call is pending. */
 void chain_settle(clnz_context *ctx);
 /* Releases the context's events of earlier calls (last_event and its
  * fallbacks), for a context released, or a queue that has been finished. */

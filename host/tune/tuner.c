@@ -469,8 +469,8 @@ clnz_status clnz_tune(clnz_context *ctx, int quick, clnz_tune_progress progress,
     cl_command_queue q = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &e);
     if (e)
         return CL_CHECK(ctx, e, "clCreateCommandQueue(profiling)");
-    if (ctx->last_event)
-        clWaitForEvents(1, &ctx->last_event);
+    /* every earlier call done, failed ones skipped: the end forgets them */
+    chain_settle(ctx);
     cl_command_queue saved_q = ctx->queue;
     size_t saved_wg = ctx->forced_wg, saved_items = ctx->forced_items;
     clnz_strategy saved_strategy = ctx->forced_strategy;
