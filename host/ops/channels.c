@@ -198,9 +198,9 @@ static clnz_status channel_writes_apart(clnz_context *ctx, const channel_plan *c
     size_t ib = index_bytes(o->index_type);
     uint64_t per_entry = nz_per_entry(o, c->width);
     /* checked first, so that the output's span is in range (the nested call
-     * checks them again: a few queries) */
-    clnz_status st = w->out ? output_check(ctx, w->out, w->out_offset, w->capacity, per_entry, ib)
-                            : CLNZ_SUCCESS;
+     * checks them again: a few queries), in nonzero_enqueue's order (a NULL
+     * output with a capacity is the output's error) */
+    clnz_status st = output_check(ctx, w->out, w->out_offset, w->capacity, per_entry, ib);
     if (!st && w->count)
         st = buffer_check(ctx, w->count, "count", w->count_offset, 1, sizeof(cl_ulong));
     if (st)
