@@ -471,6 +471,12 @@ static void test_overlapping_buffers_are_refused(void **state)
                      CLNZ_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(clnz_context_message(ctx), "the count (bytes 16..23"));
     assert_null(res);
+    /* a NULL output with a capacity is named before a count that does not
+     * fit, as nonzero_enqueue names it */
+    assert_int_equal(clnz_nonzero_channels_enqueue(ctx, &ct, b, IN_AT, NULL, CLNZ_CHANNELS_ANY,
+                                                   &flat, NULL, 0, 4, b, 1 << 20, 0, NULL, NULL),
+                     CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(clnz_context_message(ctx), "output buffer is NULL");
     TU_CHECK(ctx, clnz_nonzero_channels_enqueue(ctx, &ct, b, IN_AT, NULL, CLNZ_CHANNELS_ANY, &flat,
                                                 b, OUT_AT, 16, b, COUNT_AT, 0, NULL, NULL));
     tu_read(b, COUNT_AT, 8, &z);
