@@ -8,14 +8,13 @@ clnz_status job_init(clnz_context *ctx, nz_job *job, const tensor_info *t,
 {
     memset(job, 0, sizeof *job);
     job->t = *t;
+    job->in_what = "input"; /* select names its own after this */
     return pred_to_keys(ctx, t->dtype, pred, &job->keys);
 }
 
 clnz_status job_bind(clnz_context *ctx, nz_job *job, cl_mem in, size_t in_byte_off)
 {
     job->in = in;
-    if (!job->in_what)
-        job->in_what = "input";
     clnz_status st = tensor_base(ctx, &job->t, in, in_byte_off, job->in_what, &job->base);
     return st ? st : tensor_meta_buffer(ctx, &job->t, &job->meta);
 }
@@ -37,7 +36,7 @@ clnz_status job_apart(clnz_context *ctx, const nz_job *job)
 {
     const tensor_info *t = &job->t;
     mem_span reads[2] = {
-        tensor_span(job->in, t, job->base, job->in_what ? job->in_what : "input"),
+        tensor_span(job->in, t, job->base, job->in_what),
         {job->emit == ABI_EMIT_VALUES ? job->x : NULL, job->x_lo, job->x_hi, "values (x)"}};
     int writes_entries = job->emit != ABI_EMIT_COUNT && job->capacity > 0;
     size_t unit = job->emit == ABI_EMIT_VALUES ? job->value_bytes : job->idx_bytes;
