@@ -399,6 +399,12 @@ static void test_overlapping_buffers_are_refused(void **state)
                                        NULL, NULL)); /* the count before the sub-buffer: apart */
     tu_read(parent, 0, 8, &z);
     assert_int_equal(z, 5);
+    /* a scan "in place" through the sub-buffer over the parent's same
+     * bytes: refused, saying what in place takes */
+    assert_int_equal(
+        clnz_scan_enqueue(ctx, CLNZ_U32, parent, origin, sub, 0, 8, NULL, 0, 0, NULL, NULL),
+        CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clnz_context_message(ctx), "takes the same cl_mem at the same offset"));
     clReleaseMemObject(sub);
     clReleaseMemObject(parent);
     /* select: x under the output; batched: offsets over the input */

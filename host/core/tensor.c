@@ -319,17 +319,25 @@ clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t
     return CLNZ_SUCCESS;
 }
 
+cl_mem mem_root(cl_mem buf, size_t *off)
+{
+    size_t origin = 0;
+    cl_mem parent = mem_parent(buf, &origin);
+    if (!parent)
+        return buf;
+    *off += origin;
+    return parent;
+}
+
 /* Where a span's bytes lie: a sub-buffer's in its parent, so that two
  * views of one buffer compare. */
 static mem_span span_root(mem_span s)
 {
     size_t origin = 0;
-    cl_mem parent = mem_parent(s.buf, &origin);
-    if (parent) {
-        s.buf = parent;
-        s.lo += origin;
-        s.hi += origin;
-    }
+    cl_mem root = mem_root(s.buf, &origin);
+    s.buf = root;
+    s.lo += origin;
+    s.hi += origin;
     return s;
 }
 

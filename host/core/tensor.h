@@ -50,6 +50,9 @@ cl_mem_flags mem_flags_or(cl_mem buf, cl_mem_flags unknown);
 /* A caller's buffer must hold `count` elements of `elem` bytes at byte `off`. */
 clnz_status buffer_check(clnz_context *ctx, cl_mem buf, const char *what, size_t off,
                          uint64_t count, size_t elem);
+/* The buffer whose bytes buf holds (a sub-buffer's parent, else buf),
+ * with byte *off of buf moved to that buffer's. */
+cl_mem mem_root(cl_mem buf, size_t *off);
 /* Bytes [lo, hi) of a caller's buffer that a call reads or writes. */
 typedef struct {
     cl_mem buf;

@@ -26,6 +26,13 @@ clnz_status clnz_scan_enqueue(clnz_context *ctx, clnz_dtype dtype, cl_mem in_buf
     if (!st) { /* in place is fine (each tile reads its elements before it writes them), a
                 * shifted overlap is not, nor the total over either */
         int in_place = in_buf == out_buf && in_offset == out_offset;
+        size_t in_at = in_offset, out_at = out_offset;
+        if (!in_place && mem_root(in_buf, &in_at) == mem_root(out_buf, &out_at) &&
+            in_at == out_at) /* OpenCL 1.2: a buffer and its sub-buffer in one command */
+            return ctx_fail(ctx, CLNZ_ERROR_INVALID_ARGUMENT,
+                            "the input and the output are the same bytes through two memory "
+                            "objects (a sub-buffer), which OpenCL leaves undefined in one "
+                            "command: a scan in place takes the same cl_mem at the same offset");
         mem_span writes[2] = {{out_buf, out_offset, out_offset + n * elem, "output"},
                               {total_buf, total_offset, total_offset + elem, "total"}};
         /* in place, the input is the output, which the total is checked against */
