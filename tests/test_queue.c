@@ -405,9 +405,8 @@ static void test_calls_after_a_failed_event(void **state)
     int64_t shape[1] = {N};
     clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
 
-    /* 64 elements: one command waits on the user event. PoCL 3.1 aborts
-     * ("PTHREAD ERROR in pocl_update_event_failed") when a failure reaches a
-     * chain of several commands behind the one that waits */
+    /* 64 elements: one command, which waits on the user event (calls of
+     * many commands: test_a_failure_through_calls_of_many_commands) */
     int64_t small_shape[1] = {64};
     clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
     cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
@@ -448,6 +447,139 @@ static void test_calls_after_a_failed_event(void **state)
     clReleaseCommandQueue(q);
 }
 
+/* Whether an event completes or fails within DEADLINE_S; *status: its last. */
+static int settles_in_time(cl_event ev, cl_int *status)
+{
+    for (long ms = 0; ms < DEADLINE_S * 1000L; ++ms) {
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *status, status, NULL);
+        if (*status <= CL_COMPLETE)
+            return 1;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return 0;
+}
+
+/* Enqueues form `form` of the calls of several commands (at N elements)
+ * behind *user, its last event in *ev; NULL past the last form. The
+ * outputs: out of N x 8 bytes, count of 8. */
+static const char *enqueue_behind(int form, clnz_context *ctx, const inputs *in, cl_mem mbuf,
+                                  cl_mem out, cl_mem count, cl_event *user, cl_event *ev)
+{
+    int64_t shape[1] = {N}, rows[2] = {N / 100, 100};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL}, mt = {CLNZ_U8, 1, shape, NULL};
+    clnz_tensor batched = {CLNZ_F32, 2, rows, NULL};
+    cl_event first = NULL;
+    switch (form) {
+    case 0:
+        TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &t, in->xbuf, 0, NULL, NULL, out, 0, N, count, 0, 1,
+                                           user, ev));
+        return "clnz_nonzero_enqueue";
+    case 1:
+        TU_CHECK(ctx, clnz_select_enqueue(ctx, &t, in->xbuf, 0, &mt, mbuf, 0, NULL, out, 0, N,
+                                          count, 0, 1, user, ev));
+        return "clnz_select_enqueue";
+    case 2:
+        TU_CHECK(ctx, clnz_count_batched_enqueue(ctx, &batched, in->xbuf, 0, NULL, 1, out, 0, 1,
+                                                 user, ev));
+        return "clnz_count_batched_enqueue";
+    case 3: /* the mask bytes as N / 4 u32 */
+        TU_CHECK(ctx,
+                 clnz_scan_enqueue(ctx, CLNZ_U32, mbuf, 0, out, 0, N / 4, count, 0, 1, user, ev));
+        return "clnz_scan_enqueue";
+    case 4: /* the second call chained on the first, which waits */
+        TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in->xbuf, 0, NULL, count, 0, 1, user, &first));
+        TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, in->xbuf, 0, NULL, out, 0, 0, NULL, ev));
+        clReleaseEvent(first);
+        return "two clnz_count_enqueue";
+    default:
+        return NULL;
+    }
+}
+
+/* A caller's event that fails with calls of several commands behind it:
+ * OpenCL fails each command in turn, and the context goes on. PoCL 3.1
+ * aborted the process here ("PTHREAD ERROR in pocl_update_event_failed")
+ * while clnz released each command's event once the call had enqueued
+ * the next, as the spec allows; a call's events are now held until its
+ * last command is done (core/held.c). */
+static void test_a_failure_through_calls_of_many_commands(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_context cl = clnz_context_cl_context(ctx);
+    inputs in = half_nonzero(ctx);
+    cl_mem mbuf = tu_buffer(N, in.m), out = tu_buffer(N * 8, NULL), count = tu_buffer(8, NULL);
+    const char *name;
+    for (int form = 0;; ++form) {
+        cl_int e = CL_SUCCESS, status = CL_COMPLETE;
+        cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
+        assert_int_equal(e, CL_SUCCESS);
+        name = enqueue_behind(form, ctx, &in, mbuf, out, count, &user, &ev);
+        if (!name) {
+            clReleaseEvent(user);
+            break;
+        }
+        clSetUserEventStatus(user, -1);
+        if (!settles_in_time(ev, &status))
+            fail_msg("%s: its commands never settled after the failure", name);
+        if (status >= 0)
+            fail_msg("%s: status %d after its wait list failed", name, (int)status);
+        int result = 1;
+        job *late = NULL;
+        pthread_t thread;
+        if (!returns_in_time(call_count, &in, &result, &late, &thread) || result)
+            fail_msg("clnz_count after the failed %s: blocked or wrong", name);
+        clReleaseEvent(ev);
+        clReleaseEvent(user);
+    }
+    clReleaseMemObject(mbuf);
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    inputs_free(&in);
+}
+
+/* The same with the context released while its call still waits on the
+ * caller's event, which then fails, or completes: the call's commands
+ * settle (the held events outlive the context: core/held.c) and, when it
+ * completes, give the right count. */
+static void test_a_context_released_before_its_call_settles(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_mem out = tu_buffer(N * 8, NULL), count = tu_buffer(8, NULL);
+    inputs in = half_nonzero(base);
+    for (int fail = 1; fail >= 0; --fail) {
+        cl_int e = CL_SUCCESS, status = CL_COMPLETE;
+        cl_command_queue q = clCreateCommandQueue(cl, clnz_context_device(base), 0, &e);
+        assert_int_equal(e, CL_SUCCESS);
+        clnz_context *ctx;
+        char msg[300];
+        assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
+        cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
+        assert_int_equal(e, CL_SUCCESS);
+        enqueue_behind(0, ctx, &in, NULL, out, count, &user, &ev);
+        clFlush(q);
+        clnz_context_release(ctx);
+        clSetUserEventStatus(user, fail ? -1 : CL_COMPLETE);
+        assert_true(settles_in_time(ev, &status));
+        if (fail) {
+            assert_true(status < 0);
+        } else {
+            assert_int_equal(status, CL_COMPLETE);
+            uint64_t z = 0;
+            tu_read_on(q, count, 0, 8, &z);
+            assert_int_equal(z, in.z_x);
+        }
+        clReleaseEvent(ev);
+        clReleaseEvent(user);
+        clReleaseCommandQueue(q);
+    }
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    inputs_free(&in);
+}
+
 /* The same failure, but late: a blocking call is already waiting behind the
  * device-resident call (chained on it for the scratch buffers) when the
  * caller's event fails. Nothing of the blocking call went wrong, and it
@@ -460,7 +592,7 @@ static void test_a_late_failure_before_a_blocking_call(void **state)
     cl_context cl = clnz_context_cl_context(ctx);
     inputs in = half_nonzero(ctx);
     cl_mem out = tu_buffer(64 * sizeof(int64_t), NULL), count = tu_buffer(8, NULL);
-    int64_t small_shape[1] = {64}; /* one command waits on the user event (see above) */
+    int64_t small_shape[1] = {64}; /* one command (test_calls_after_a_failed_event) */
     clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
     for (size_t i = 0; i < N_BLOCKING_CALLS; ++i) {
         cl_int e = CL_SUCCESS;
@@ -507,18 +639,6 @@ static void test_a_late_failure_before_a_blocking_call(void **state)
     clReleaseMemObject(out);
     clReleaseMemObject(count);
     inputs_free(&in);
-}
-
-/* Whether an event completes or fails within DEADLINE_S; *status: its last. */
-static int settles_in_time(cl_event ev, cl_int *status)
-{
-    for (long ms = 0; ms < DEADLINE_S * 1000L; ++ms) {
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *status, status, NULL);
-        if (*status <= CL_COMPLETE)
-            return 1;
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-    }
-    return 0;
 }
 
 /* Two calls in a row that failed while an older one still waits on its
@@ -572,7 +692,7 @@ static void test_order_kept_past_two_failed_calls(void **state)
     char msg[300];
     assert_int_equal(clnz_context_wrap(cl, q, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
     inputs in = half_nonzero(ctx);
-    int64_t small_shape[1] = {64}; /* one command waits on each user event (see above) */
+    int64_t small_shape[1] = {64}; /* one command each (test_calls_after_a_failed_event) */
     clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
     int64_t want = 0;
     for (int i = 0; i < 64; ++i)
@@ -630,7 +750,7 @@ static void hold_one_fail_one(clnz_context *ctx, const inputs *in, cl_mem counts
                               cl_event ev[2])
 {
     cl_context cl = clnz_context_cl_context(ctx);
-    int64_t small_shape[1] = {64}; /* one command waits on each user event (see above) */
+    int64_t small_shape[1] = {64}; /* one command each (test_calls_after_a_failed_event) */
     clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
     cl_int e = CL_SUCCESS, status = CL_COMPLETE;
     *user_a = clCreateUserEvent(cl, &e);
@@ -768,6 +888,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
         cmocka_unit_test(test_calls_after_a_failed_event),
+        cmocka_unit_test(test_a_failure_through_calls_of_many_commands),
+        cmocka_unit_test(test_a_context_released_before_its_call_settles),
         cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
         cmocka_unit_test(test_order_kept_past_two_failed_calls),
         cmocka_unit_test(test_a_late_failure_below_a_failed_call),

@@ -7,6 +7,7 @@
 #include "core/chain.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/held.h"
 #include "core/program.h"
 
 #include <stdio.h>
@@ -114,6 +115,7 @@ void chain_forget(clnz_context *ctx)
         clReleaseEvent(ctx->older[i]);
     ctx->last_event = NULL;
     ctx->n_older = 0;
+    held_orphan(&ctx->held);
 }
 
 void chain_begin_own(chain *ch, clnz_context *ctx)
@@ -126,12 +128,14 @@ void chain_begin_own(chain *ch, clnz_context *ctx)
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait)
 {
     drop_failed(ctx);
+    held_sweep(&ctx->held);
     ch->ctx = ctx;
     ch->n_wait = n_wait;
     ch->wait = wait;
     ch->last = NULL;
     ch->debug_wait = debug_may_wait(ctx, n_wait, wait);
     ch->gate = NULL;
+    ch->held_from = ctx->held.n;
 }
 
 /* Why a gate: on PoCL's CPU device the worker threads start a kernel as
@@ -204,8 +208,8 @@ static clnz_status chain_took(chain *ch, cl_event ev)
         clRetainEvent(ev);
         ctx->first_event = ev;
     }
-    if (ch->last)
-        clReleaseEvent(ch->last);
+    if (ch->last) /* kept until the call's last command is done (core/held.c) */
+        held_push(&ctx->held, ch->last);
     ch->last = ev;
     return CLNZ_SUCCESS;
 }
@@ -290,6 +294,7 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
     /* whatever failed: the held commands run, and may be waited for */
     cl_int lost = chain_open(ch);
     if (lost) { /* they never will: nothing waits for them (ctx->queue_lost) */
+        held_end_call(&ctx->held, ch->held_from, NULL);
         if (ch->last)
             clReleaseEvent(ch->last);
         ch->last = NULL;
@@ -316,8 +321,11 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
         /* commands already enqueued still run; wait so that nothing we free
          * afterwards is in use, and keep the scratch ordering intact */
         clWaitForEvents(1, &ch->last);
-        clReleaseEvent(ch->last);
     }
+    held_end_call(&ctx->held, ch->held_from, ch->last);
+    held_sweep(&ctx->held);
+    if (st && ch->last)
+        clReleaseEvent(ch->last);
     ch->last = NULL;
     return st;
 }

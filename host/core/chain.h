@@ -12,6 +12,7 @@ typedef struct {
     cl_event last; /* event of the last command enqueued in this call */
     int debug_wait; /* CLNZ_DEBUG may wait for this call's launches (chain_begin) */
     cl_event gate;  /* a user event the first command waits on (chain_gate), or NULL */
+    size_t held_from; /* ctx->held.n at chain_begin: this call's held events come after */
 } chain;
 
 void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *wait);
@@ -21,8 +22,9 @@ void chain_begin(chain *ch, clnz_context *ctx, cl_uint n_wait, const cl_event *w
  * caller's event failing late) fails none of this call's (chain.c). After
  * it no earlier call is pending. */
 void chain_settle(clnz_context *ctx);
-/* Releases the context's events of earlier calls (last_event and its
- * fallbacks), for a context released, or a queue that has been finished. */
+/* Releases the context's events of earlier calls (last_event, its
+ * fallbacks and the held ones: core/held.c), for a context released, or a
+ * queue that has been finished. */
 void chain_forget(clnz_context *ctx);
 /* chain_settle, chain_begin with no wait list and chain_gate: a blocking
  * call's start. */

@@ -7,6 +7,7 @@
 #include "abi.h"
 #include "clnz.h"
 #include "core/fork_guard.h"
+#include "core/held.h"
 #include "core/predicate.h"
 #include "tune/tune_kernels.h"
 
@@ -104,6 +105,7 @@ struct clnz_context {
     cl_event older[CHAIN_OLDER];
     int n_older;
     int last_unwaited;   /* CLNZ_DEBUG: that call waited on a caller's event still pending */
+    held_list held;      /* calls' events kept until each call's last is done (core/held.c) */
 
     /* The first thread to record a message uses the embedded slot, so a
      * single-threaded caller never allocates for one; it is also every

@@ -1,0 +1,103 @@
+/* held.c: a call's events, kept until its last command is done.
+ *
+ * Each command of a call waits on the one before it, and the call's first
+ * command may wait on a caller's event. When that event fails, PoCL 3.1
+ * fails the commands behind it one after the other, and aborts the process
+ * ("PTHREAD ERROR in pocl_update_event_failed") if the application has
+ * released the event of one it reaches while that was still pending, which
+ * the spec allows. So a call keeps each command's event until its last
+ * command is done (complete or failed): chain.c holds them as it enqueues
+ * (held_push), closes the call's group at its end (held_end_call) and
+ * sweeps at every call's start and end (held_sweep), oldest group first.
+ * Calls are chained, so their groups end in about the order they were
+ * enqueued: a sweep stops at the first group still pending, and one that
+ * ends out of turn is released a little later.
+ *
+ * A context released while a group is pending (behind a caller's event not
+ * yet set) leaves it to the process's orphans, swept at each context's
+ * release: a callback on the group's last event would do it sooner, but
+ * PoCL 3.1 calls none for a failed event. */
+#include "core/held.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push(held_list *h, cl_event ev, int ends_call)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 16;
+        held_event *grown = realloc(h->ev, cap * sizeof *grown);
+        if (!grown)
+            return 0;
+        h->ev = grown;
+        h->cap = cap;
+    }
+    h->ev[h->n++] = (held_event){ev, ends_call};
+    return 1;
+}
+
+void held_push(held_list *h, cl_event ev)
+{
+    if (!push(h, ev, 0))
+        clReleaseEvent(ev);
+}
+
+void held_end_call(held_list *h, size_t from, cl_event last)
+{
+    if (h->n == from)
+        return; /* one command: its event is the caller's and the context's */
+    if (last) {
+        clRetainEvent(last);
+        if (push(h, last, 1))
+            return;
+        clReleaseEvent(last);
+    }
+    /* never runs, or no memory to hold the group's end: as the spec allows */
+    while (h->n > from)
+        clReleaseEvent(h->ev[--h->n].ev);
+}
+
+static int event_done(cl_event ev)
+{
+    cl_int s = CL_COMPLETE;
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+    return s <= CL_COMPLETE;
+}
+
+void held_sweep(held_list *h)
+{
+    size_t done = 0; /* the events before this one are released */
+    for (size_t end = 0; end < h->n; ++end) {
+        if (!h->ev[end].ends_call)
+            continue;
+        if (!event_done(h->ev[end].ev))
+            break;
+        for (; done <= end; ++done)
+            clReleaseEvent(h->ev[done].ev);
+    }
+    if (done) {
+        memmove(h->ev, h->ev + done, (h->n - done) * sizeof h->ev[0]);
+        h->n -= done;
+    }
+}
+
+static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static held_list orphans;
+
+void held_orphan(held_list *h)
+{
+    held_sweep(h);
+    pthread_mutex_lock(&orphans_lock);
+    held_sweep(&orphans);
+    for (size_t i = 0; i < h->n; ++i)
+        if (!push(&orphans, h->ev[i].ev, h->ev[i].ends_call))
+            clReleaseEvent(h->ev[i].ev); /* no memory: as the spec allows */
+    if (!orphans.n) {
+        free(orphans.ev);
+        orphans = (held_list){0};
+    }
+    pthread_mutex_unlock(&orphans_lock);
+    free(h->ev);
+    *h = (held_list){0};
+}
