@@ -258,7 +258,8 @@ void clnz_context_release(clnz_context *ctx); /* NULL is fine */
  * one per line, the latest last (the latest alone where they would not
  * fit together): they stay (an error in between does not clear them), so
  * they may come from earlier calls. Valid until this thread's next call on
- * this context. */
+ * this context. It never waits for another thread's call on the context
+ * (one blocked on a caller's event, say). */
 const char *clnz_context_message(const clnz_context *ctx);
 
 cl_context clnz_context_cl_context(const clnz_context *ctx);

@@ -15,6 +15,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -580,6 +581,65 @@ static void test_a_context_released_before_its_call_settles(void **state)
     inputs_free(&in);
 }
 
+typedef struct {
+    clnz_context *ctx;
+    int done; /* __atomic */
+    char text[600];
+} message_read;
+
+static void *read_message(void *arg)
+{
+    message_read *r = arg;
+    snprintf(r->text, sizeof r->text, "%s", clnz_context_message(r->ctx));
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* A thread reads its message while another thread's blocking call waits
+ * on the context's previous call (behind a caller's user event): the read
+ * takes the messages' lock, not the call's. It took the call's, and waited
+ * as long as that call did: for ever, had the event's setter been the
+ * reading thread. */
+static void test_a_message_read_while_a_call_waits(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_context cl = clnz_context_cl_context(ctx);
+    inputs in = half_nonzero(ctx);
+    cl_mem out = tu_buffer(64 * sizeof(int64_t), NULL), count = tu_buffer(8, NULL);
+    int64_t small_shape[1] = {64}; /* one command (test_calls_after_a_failed_event) */
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    cl_int e = CL_SUCCESS;
+    cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
+    assert_int_equal(e, CL_SUCCESS);
+    TU_CHECK(ctx, clnz_nonzero_enqueue(ctx, &small, in.xbuf, 0, NULL, NULL, out, 0, 64, count, 0, 1,
+                                       &user, &ev));
+    pthread_t thread, reader;
+    job *j = job_start(call_count, &in, &thread), *late = NULL;
+    nanosleep(&(struct timespec){0, 100000000}, NULL); /* it waits by now */
+    message_read r = {ctx, 0, ""};
+    assert_int_equal(pthread_create(&reader, NULL, read_message, &r), 0);
+    int in_time = 0;
+    for (int ms = 0; ms < 10000 && !in_time; ++ms) {
+        in_time = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+        if (!in_time)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    clSetUserEventStatus(user, CL_COMPLETE); /* the blocked call (and a blocked read) go on */
+    int result = 1;
+    assert_true(job_wait(j, thread, &result, &late));
+    assert_int_equal(result, 0);
+    assert_int_equal(pthread_join(reader, NULL), 0);
+    if (!in_time)
+        fail_msg("clnz_context_message waited for another thread's call");
+    assert_string_equal(r.text, ""); /* the reader made no call: no message */
+    clReleaseEvent(ev);
+    clReleaseEvent(user);
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    inputs_free(&in);
+}
+
 /* The same failure, but late: a blocking call is already waiting behind the
  * device-resident call (chained on it for the scratch buffers) when the
  * caller's event fails. Nothing of the blocking call went wrong, and it
@@ -890,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_calls_after_a_failed_event),
         cmocka_unit_test(test_a_failure_through_calls_of_many_commands),
         cmocka_unit_test(test_a_context_released_before_its_call_settles),
+        cmocka_unit_test(test_a_message_read_while_a_call_waits),
         cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
         cmocka_unit_test(test_order_kept_past_two_failed_calls),
         cmocka_unit_test(test_a_late_failure_below_a_failed_call),

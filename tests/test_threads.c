@@ -469,6 +469,56 @@ static void test_warnings_stay_with_their_thread(void **state)
     free(saved);
 }
 
+/* A thread's message is the thread's own, also when a new thread is given
+ * the pthread_t of one that ended (glibc hands out the ended one's at
+ * once): a new thread's message is empty until its own call. It was the
+ * ended thread's, its slot found by the pthread_t. */
+typedef struct {
+    clnz_context *ctx;
+    pthread_t self;
+    char message[600];
+} message_probe;
+
+static void *fail_a_call(void *arg)
+{
+    message_probe *p = arg;
+    p->self = pthread_self();
+    int64_t shape[1] = {16};
+    clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+    float d[16] = {0};
+    assert_int_equal(clnz_count(p->ctx, &t, d, NULL, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    snprintf(p->message, sizeof p->message, "%s", clnz_context_message(p->ctx));
+    return NULL;
+}
+
+static void *read_message(void *arg)
+{
+    message_probe *p = arg;
+    p->self = pthread_self();
+    snprintf(p->message, sizeof p->message, "%s", clnz_context_message(p->ctx));
+    return NULL;
+}
+
+static void test_a_new_thread_never_reads_an_ended_ones_message(void **state)
+{
+    (void)state;
+    clnz_context *c = tu_context();
+    message_probe ended = {c, 0, ""}, next = {c, 0, ""};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fail_a_call, &ended), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(ended.message[0] != '\0'); /* the reason of its failed call */
+    int same = 0;
+    for (int i = 0; i < 20 && !same; ++i) {
+        assert_int_equal(pthread_create(&t, NULL, read_message, &next), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_string_equal(next.message, "");
+        same = pthread_equal(next.self, ended.self);
+    }
+    if (!same) /* this C library never reused the ended thread's pthread_t */
+        skip();
+}
+
 int main(void)
 {
     tu_seed("test_threads");
@@ -480,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_threads_share_one_context),
         cmocka_unit_test(test_threads_with_own_contexts),
         cmocka_unit_test(test_warnings_stay_with_their_thread),
+        cmocka_unit_test(test_a_new_thread_never_reads_an_ended_ones_message),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < N_JOBS; ++i)

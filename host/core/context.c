@@ -39,6 +39,8 @@ static clnz_context *context_new(void)
             e = pthread_mutex_init(&c->lock, &attr);
         pthread_mutexattr_destroy(&attr);
     }
+    if (!e && (e = pthread_mutex_init(&c->msg_lock, NULL)) != 0)
+        pthread_mutex_destroy(&c->lock);
     if (e) {
         free(c);
         return NULL;
@@ -478,6 +480,7 @@ void clnz_context_release(clnz_context *c)
         clReleaseContext(c->cl);
     ctx_free_messages(c);
     free(c->cache_dir);
+    pthread_mutex_destroy(&c->msg_lock);
     pthread_mutex_destroy(&c->lock);
     free(c);
     result_mem_context_released();

@@ -61,6 +61,10 @@ typedef struct {
 typedef struct thread_message {
     struct thread_message *next;
     pthread_t thread;
+    /* the thread's number in the process (error.c: thread_serial): a
+     * thread that ended and a new one given the same pthread_t, as POSIX
+     * allows, are told apart */
+    uint64_t serial;
     int claimed; /* the embedded first slot only: whether a thread owns it yet */
     char *long_text; /* malloc'd; a build log can be long */
     char text[CLNZ_MESSAGE_MAX];
@@ -112,6 +116,10 @@ struct clnz_context {
      * thread's fallback when a slot cannot be allocated. */
     thread_message first_thread;
     thread_message *other_threads;
+    /* Guards the slots' list, not the call: clnz_context_message takes
+     * this alone, so a thread reads its message while another thread's
+     * call holds the context (waiting on a caller's event, say). */
+    pthread_mutex_t msg_lock;
 
     device_ident id;      /* who the device is: the key of its cache files */
     char *cache_dir;      /* malloc'd; NULL: no cache */

@@ -114,28 +114,70 @@ const char *clnz_status_string(clnz_status s)
     }
 }
 
+/* The calling thread's number, unique in the process (from 1). */
+static uint64_t thread_serial(void)
+{
+    static uint64_t next;
+    static _Thread_local uint64_t mine;
+    if (!mine)
+        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    return mine;
+}
+
+/* The slots' list is the context's msg_lock's; a forked child takes no lock
+ * (as ctx_hold: a thread of the parent may have held it at the fork). */
+static void msg_lock(clnz_context *ctx)
+{
+    if (!fork_guard_tripped())
+        pthread_mutex_lock(&ctx->msg_lock);
+}
+
+static void msg_unlock(clnz_context *ctx)
+{
+    if (!fork_guard_tripped())
+        pthread_mutex_unlock(&ctx->msg_lock);
+}
+
+static void slot_claim(thread_message *m, pthread_t self, uint64_t serial)
+{
+    free(m->long_text);
+    m->long_text = NULL;
+    m->text[0] = m->warning[0] = '\0';
+    m->thread = self;
+    m->serial = serial;
+}
+
 /* The calling thread's slot, or NULL if it has none and `create` is 0.
- * Called with the context held. */
+ * Called with msg_lock held. A slot of a thread that has ended, whose
+ * pthread_t a new thread now has, is cleared and taken over: never read as
+ * the new thread's, and the slots stay as many as the threads at once. */
 static thread_message *thread_slot(clnz_context *ctx, int create)
 {
     pthread_t self = pthread_self();
-    thread_message *m = &ctx->first_thread;
-    if (m->claimed && pthread_equal(m->thread, self))
-        return m;
-    for (thread_message *o = ctx->other_threads; o; o = o->next)
-        if (pthread_equal(o->thread, self))
+    uint64_t serial = thread_serial();
+    thread_message *m = &ctx->first_thread, *ended = NULL;
+    for (thread_message *o = m->claimed ? m : ctx->other_threads; o;
+         o = o == m ? ctx->other_threads : o->next) {
+        if (o->serial == serial)
             return o;
+        if (!ended && pthread_equal(o->thread, self))
+            ended = o;
+    }
     if (!create)
         return NULL;
+    if (ended) {
+        slot_claim(ended, self, serial);
+        return ended;
+    }
     if (!m->claimed) {
         m->claimed = 1;
-        m->thread = self;
+        slot_claim(m, self, serial);
         return m;
     }
     thread_message *o = calloc(1, sizeof *o);
     if (!o)
         return m; /* out of memory: share the first slot rather than lose the message */
-    o->thread = self;
+    slot_claim(o, self, serial);
     o->next = ctx->other_threads;
     ctx->other_threads = o;
     return o;
@@ -143,15 +185,19 @@ static thread_message *thread_slot(clnz_context *ctx, int create)
 
 void ctx_clear_message(clnz_context *ctx)
 {
-    CTX_HOLD(ctx);
-    thread_message *m = ctx ? thread_slot(ctx, 0) : NULL;
-    if (!m)
+    if (!ctx)
         return;
-    free(m->long_text);
-    m->long_text = NULL;
-    m->text[0] = '\0';
+    msg_lock(ctx);
+    thread_message *m = thread_slot(ctx, 0);
+    if (m) {
+        free(m->long_text);
+        m->long_text = NULL;
+        m->text[0] = '\0';
+    }
+    msg_unlock(ctx);
 }
 
+/* The calling thread's slot with its long text gone; msg_lock held. */
 static thread_message *fresh_slot(clnz_context *ctx)
 {
     thread_message *m = thread_slot(ctx, 1);
@@ -164,12 +210,13 @@ clnz_status ctx_fail(clnz_context *ctx, clnz_status status, const char *fmt, ...
 {
     if (!ctx)
         return status;
-    CTX_HOLD(ctx);
+    msg_lock(ctx);
     thread_message *m = fresh_slot(ctx);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m->text, sizeof m->text, fmt, ap);
     va_end(ap);
+    msg_unlock(ctx);
     return status;
 }
 
@@ -185,13 +232,14 @@ clnz_status ctx_cl(clnz_context *ctx, cl_int err, const char *what, const char *
 /* For texts that can be long, such as a kernel build log. */
 void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
 {
-    CTX_HOLD(ctx);
+    msg_lock(ctx);
     thread_message *m = fresh_slot(ctx);
     size_t n = strlen(head) + strlen(body) + 2;
     m->long_text = malloc(n);
     snprintf(m->text, sizeof m->text, "%s", head);
     if (m->long_text)
         snprintf(m->long_text, n, "%s\n%s", head, body);
+    msg_unlock(ctx);
 }
 
 /* The warning is the calling thread's, as its errors are: another thread's
@@ -202,23 +250,25 @@ void ctx_set_long_message(clnz_context *ctx, const char *head, const char *body)
  * once, at the end; the Python module once per line. */
 void ctx_warn(clnz_context *ctx, const char *fmt, ...)
 {
-    CTX_HOLD(ctx);
-    thread_message *m = thread_slot(ctx, 1);
-    char line[sizeof m->warning];
+    char line[sizeof ctx->first_thread.warning];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    msg_lock(ctx);
+    thread_message *m = thread_slot(ctx, 1);
     size_t have = strlen(m->warning), add = strlen(line);
-    for (const char *at = m->warning; (at = strstr(at, line)) != NULL; at += add)
-        if ((at == m->warning || at[-1] == '\n') && (at[add] == '\0' || at[add] == '\n'))
-            return; /* this very line is there already */
-    if (have && have + 1 + add < sizeof m->warning) {
+    int there = 0; /* this very line is there already */
+    for (const char *at = m->warning; !there && (at = strstr(at, line)) != NULL; at += add)
+        there = (at == m->warning || at[-1] == '\n') && (at[add] == '\0' || at[add] == '\n');
+    if (there) {
+    } else if (have && have + 1 + add < sizeof m->warning) {
         m->warning[have] = '\n';
         memcpy(m->warning + have + 1, line, add + 1);
     } else {
         memcpy(m->warning, line, add + 1);
     }
+    msg_unlock(ctx);
 }
 
 void ctx_free_messages(clnz_context *ctx)
@@ -239,13 +289,14 @@ const char *clnz_context_message(const clnz_context *cctx)
         return "";
     if (fork_guard_tripped()) /* every call failed with CLNZ_ERROR_FORKED, before any lock */
         return FORK_MESSAGE;
-    CTX_HOLD(cctx);
-    thread_message *m = thread_slot(ctx_held_, 0);
-    if (!m)
-        return "";
-    if (m->long_text)
-        return m->long_text;
-    return m->text[0] ? m->text : m->warning;
+    /* msg_lock alone, never the call's lock: what the slot holds only this
+     * thread's calls write, and the slot stays where it is */
+    clnz_context *ctx = (clnz_context *)cctx;
+    msg_lock(ctx);
+    thread_message *m = thread_slot(ctx, 0);
+    const char *text = !m ? "" : m->long_text ? m->long_text : m->text[0] ? m->text : m->warning;
+    msg_unlock(ctx);
+    return text;
 }
 
 clnz_status ctx_queue_lost(clnz_context *ctx)
