@@ -487,7 +487,11 @@ clnz_status clnz_count_batched(clnz_context *ctx, const clnz_tensor *in, const v
     int64_t *out = NULL;
     uint64_t budget = ctx->max_alloc;
     st = CLNZ_ERROR_TOO_LARGE;
-    if (fits) {
+    if (!p.item_n) { /* items of no element: zeros, however many, with no device memory */
+        st = CLNZ_SUCCESS;
+        if (!(out = calloc(p.batches ? (size_t)p.batches : 1, sizeof *out)))
+            st = ctx_fail(ctx, CLNZ_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the counts");
+    } else if (fits) {
         st = count_batched_direct(ctx, &t, data, pred, batch_rank, &out);
         if (st == CLNZ_ERROR_TOO_LARGE) { /* the counts or offsets did not fit: slices */
             ctx_clear_message(ctx);
