@@ -620,6 +620,10 @@ static void test_context_device_info(void **state)
     /* a wrapped context: its queue's device */
     clnz_device_info own;
     assert_int_equal(clnz_context_device_info(base, &own), CLNZ_SUCCESS);
+    assert_string_equal(clnz_context_message(base), ""); /* the failure before is not its */
+    int listed = -1;
+    assert_int_equal(clnz_list_devices(NULL, -1, &listed), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(listed, 0); /* a failure lists no device */
     cl_int e;
     cl_command_queue q =
         clCreateCommandQueue(clnz_context_cl_context(base), clnz_context_device(base), 0, &e);

@@ -96,7 +96,7 @@ static int child_after_use(void)
     if (clnz_context_create(NULL, &c, msg, sizeof msg) != CLNZ_ERROR_FORKED || c || !strstr(msg, why))
         return 4;
     int n = -1;
-    if (clnz_list_devices(NULL, 0, &n) != CLNZ_ERROR_FORKED)
+    if (clnz_list_devices(NULL, 0, &n) != CLNZ_ERROR_FORKED || n != 0) /* none listed */
         return 5;
     if (strncmp(clnz_status_string(CLNZ_ERROR_FORKED), "CLNZ_ERROR_FORKED", 17))
         return 6;

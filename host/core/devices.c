@@ -340,6 +340,8 @@ static int walk(cl_device_id want, clnz_device_info *infos, int max, int *count)
 
 clnz_status clnz_list_devices(clnz_device_info *infos, int max, int *count)
 {
+    if (count) /* whatever fails: no device listed */
+        *count = 0;
     if (!count || max < 0 || (max > 0 && !infos))
         return CLNZ_ERROR_INVALID_ARGUMENT;
     if (fork_guard_tripped())
@@ -355,6 +357,7 @@ clnz_status clnz_context_device_info(const clnz_context *ctx, clnz_device_info *
         return CLNZ_ERROR_INVALID_ARGUMENT;
     if (fork_guard_tripped())
         return CLNZ_ERROR_FORKED;
+    ctx_clear_message((clnz_context *)ctx); /* as every call: a message left is this call's */
     if (!info) /* the context's message says so, as for every call that takes one */
         return ctx_fail((clnz_context *)ctx, CLNZ_ERROR_INVALID_ARGUMENT, "info is NULL");
     cl_device_id dev = clnz_context_device(ctx);
