@@ -262,6 +262,9 @@ void clnz_context_release(clnz_context *ctx); /* NULL is fine */
  * (one blocked on a caller's event, say). */
 const char *clnz_context_message(const clnz_context *ctx);
 
+/* The context's OpenCL objects (the caller's, for a wrapped context), the
+ * same for its whole life: they never wait for a call, and the queue is
+ * never the tuner's own profiling queue, even while clnz_tune runs. */
 cl_context clnz_context_cl_context(const clnz_context *ctx);
 cl_command_queue clnz_context_queue(const clnz_context *ctx);
 cl_device_id clnz_context_device(const clnz_context *ctx);

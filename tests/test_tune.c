@@ -296,13 +296,32 @@ static void test_bad_files_are_ignored(void **state)
  * fails: the run fails with that call's status and reason (it said that no
  * candidate gave correct results, blaming the kernels), each row measured
  * says it failed (CLNZ_TUNE_FAILED), and nothing is stored. */
+typedef struct {
+    clnz_context *ctx;
+    cl_command_queue queue; /* the context's, before the run */
+    int calls, other_queue;
+} queue_watch;
+
+/* The context's queue stays the caller's while it tunes (on a profiling
+ * queue of its own): it was the tuner's queue then. */
+static void watch_queue(void *user, int done, int total, const clnz_tune_row *row)
+{
+    (void)done, (void)total, (void)row;
+    queue_watch *w = user;
+    ++w->calls;
+    w->other_queue += clnz_context_queue(w->ctx) != w->queue;
+}
+
 static void test_a_run_whose_calls_fail_says_why(void **state)
 {
     (void)state;
     clnz_context *ctx = tu_context_limited("8K");
     clnz_tune_row rows[128];
     int n = 0;
-    assert_int_equal(clnz_tune(ctx, 1, NULL, NULL, rows, 128, &n), CLNZ_ERROR_TOO_LARGE);
+    queue_watch w = {ctx, clnz_context_queue(ctx), 0, 0};
+    assert_int_equal(clnz_tune(ctx, 1, watch_queue, &w, rows, 128, &n), CLNZ_ERROR_TOO_LARGE);
+    assert_true(w.calls > 0);
+    assert_int_equal(w.other_queue, 0);
     const char *msg = clnz_context_message(ctx);
     assert_non_null(strstr(msg, "ran on the tuning problem"));
     assert_non_null(strstr(msg, "CLNZ_MAX_ALLOC"));

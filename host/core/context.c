@@ -369,7 +369,7 @@ static cl_int context_open(clnz_context *c, cl_platform_id platform, char *msg, 
         set_msg(msg, msg_size, "clCreateContext", e);
         return e;
     }
-    c->queue = clCreateCommandQueue(c->cl, c->device, 0, &e);
+    c->queue = c->callers_queue = clCreateCommandQueue(c->cl, c->device, 0, &e);
     if (e)
         set_msg(msg, msg_size, "clCreateCommandQueue", e);
     return e;
@@ -449,7 +449,7 @@ clnz_status clnz_context_wrap(cl_context cl_ctx, cl_command_queue queue, clnz_co
     clRetainContext(cl_ctx);
     clRetainCommandQueue(queue);
     c->cl = cl_ctx;
-    c->queue = queue;
+    c->queue = c->callers_queue = queue;
     clnz_status st = context_query(c, msg, msg_size);
     if (st) {
         clnz_context_release(c);
@@ -501,7 +501,11 @@ clnz_status clnz_context_stats(const clnz_context *c, clnz_stats *stats)
 }
 
 cl_context clnz_context_cl_context(const clnz_context *c) { return c ? c->cl : NULL; }
-cl_command_queue clnz_context_queue(const clnz_context *c) { return c ? c->queue : NULL; }
+/* Set once at creation, so read with no lock: never the tuner's queue */
+cl_command_queue clnz_context_queue(const clnz_context *c)
+{
+    return c ? c->callers_queue : NULL;
+}
 cl_device_id clnz_context_device(const clnz_context *c) { return c ? c->device : NULL; }
 
 clnz_status clnz_context_set_launch(clnz_context *c, size_t wg, size_t items)

@@ -83,7 +83,8 @@ struct clnz_context {
      * because public calls call each other (channels -> nonzero). */
     pthread_mutex_t lock;
     cl_context cl;
-    cl_command_queue queue;
+    cl_command_queue queue;         /* what calls enqueue on: the tuner's own while it tunes */
+    cl_command_queue callers_queue; /* the context's, never changed: clnz_context_queue */
     cl_device_id device;
     cl_device_type type;
     int is_cpu;
