@@ -106,8 +106,11 @@ typedef int clnz_status;
 /* A program bundle that is malformed, fails a checksum, or was built for
  * another device, driver or clnz version; the message says which. */
 #define CLNZ_ERROR_BUNDLE_REFUSED (-2014)
-/* This process is a child forked after OpenCL was in use in its parent:
- * the driver's threads did not come along, so OpenCL calls would hang.
+/* This process is a child forked after clnz first used OpenCL in its
+ * parent: the driver's threads did not come along, so OpenCL calls would
+ * hang. (OpenCL the parent used only on its own, before any clnz call that
+ * reaches the driver, clnz cannot see: there the child's calls reach the
+ * driver as any other OpenCL call would.)
  * Every call that would reach the driver fails at once with this status
  * (clnz_context_release of a context from before the fork does nothing),
  * and so do clnz_context_stats and clnz_context_launch; the queries that

@@ -670,6 +670,36 @@ def test_a_forked_child_gets_an_error_not_a_hang():
     assert clnz.count_nonzero(a) == np.count_nonzero(a)  # the parent goes on
 
 
+def test_a_child_forked_while_the_default_context_is_made_does_not_hang():
+    # a thread of the parent holds the default context's lock (making it)
+    # at the fork: the child's default_context() waited for ever on a lock
+    # no thread of its own would release; it gets a fresh lock (and its
+    # call, CLNZ_ERROR_FORKED or the parent's context, at once)
+    # (the lock around contexts wrapped about pyopencl queues alike)
+    from clnz import _core
+    pytest.importorskip("pyopencl")
+    from clnz import _device
+    saved = _core._default
+    _core._default = None  # not made yet, as in a fresh process
+    try:
+        with _core._default_lock, _device._wrapped_lock:
+            pid = os.fork()
+            if pid == 0:
+                import signal
+                signal.alarm(20)
+                if not _device._wrapped_lock.acquire(timeout=5):
+                    os._exit(3)
+                try:
+                    clnz.default_context()
+                    os._exit(1)
+                except clnz.Error as e:
+                    os._exit(0 if e.name == "CLNZ_ERROR_FORKED" else 2)
+    finally:
+        _core._default = saved
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
 def test_threads_share_the_default_context(rng):
     arrays = [sparse(rng, (50 + i, 40), DTYPES[i % len(DTYPES)]) for i in range(16)]
     errors = []

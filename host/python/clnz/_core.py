@@ -5,6 +5,7 @@ options, and tensor views (shape and strides in elements)."""
 import contextlib
 import ctypes
 import operator
+import os
 import sys
 import threading
 import warnings
@@ -548,6 +549,18 @@ def plain_array(v):
 
 _default = None
 _default_lock = threading.Lock()
+
+
+def _new_default_lock():
+    # A thread of the parent may have held the lock at the fork (making the
+    # default context takes seconds where it compiles or tunes); the child
+    # has no such thread, and its first call would wait for ever. A fresh
+    # lock there: its call then gets CLNZ_ERROR_FORKED, as every call does.
+    global _default_lock
+    _default_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_default_lock)
 
 
 def default_context():

@@ -9,6 +9,7 @@ library allocates a buffer of exactly that size and enqueues the writing
 into it; the array is made over that buffer. Imported only once a pyopencl
 array is seen."""
 import ctypes
+import os
 import threading
 import weakref
 
@@ -24,6 +25,16 @@ from ._core import L
 # ---- contexts ---------------------------------------------------------------------
 _wrapped = weakref.WeakKeyDictionary()  # pyopencl queue -> the clnz context around it
 _wrapped_lock = threading.Lock()
+
+
+def _new_wrapped_lock():
+    # held across Context(queue=...) by a thread the forked child lacks (see
+    # _core._new_default_lock)
+    global _wrapped_lock
+    _wrapped_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_wrapped_lock)
 
 
 def context_for(context, arrays):
