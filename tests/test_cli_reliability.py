@@ -583,12 +583,19 @@ def test_device_listing_quotes_odd_names():
 
 # ---- 14: temporaries after kill -9, SIGINT and SIGTERM ------------------------------
 
+# Signals that end a process by default and that only come from outside:
+# clnz takes each as SIGINT (SIGPWR, SIGIO and the real-time ones ended it
+# with its temporaries left in the folder).
+FATAL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                 signal.SIGPWR, signal.SIGIO, signal.SIGRTMIN, signal.SIGRTMAX)
+
+
 def default_signals():
     """A child's dispositions as a terminal's foreground job has them: a test
     run started in the background (nohup, `cmd &` in a script) ignores
     SIGINT and SIGHUP, exec keeps an ignored signal ignored, and clnz, as any
     program, then lives through it."""
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for s in FATAL_SIGNALS:
         signal.signal(s, signal.SIG_DFL)
 
 
@@ -679,7 +686,7 @@ def test_text_temporaries_of_a_killed_run_are_removed(tmp_path, rng, fmt):
 
 
 @needs_shim
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", FATAL_SIGNALS)
 @pytest.mark.parametrize("tmpfile", ["1", "0"])
 def test_item14_signals_leave_no_temporaries(tmp_path, rng, sig, tmpfile):
     """Item 14 (and the brief's SIGINT / SIGTERM): a signal while clnz

@@ -82,10 +82,31 @@ struct out_file {
 
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static out_set *live; /* the set whose named temporaries go on a signal */
-static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM, SIGALRM,
-                                    SIGUSR1, SIGUSR2, SIGVTALRM, SIGPROF, SIGXCPU};
+/* Every signal whose default action ends the process and that only comes
+ * from outside (kill, a terminal, a timer), real-time ones included; not
+ * those of a fault in the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGABRT, SIGSYS, SIGTRAP: blocked, a fault's is undefined), nor SIGKILL
+ * and SIGSTOP, which cannot be caught. */
+static const int fatal_signals[] = {
+    SIGHUP,    SIGINT,    SIGQUIT, SIGTERM, SIGALRM, SIGUSR1,
+    SIGUSR2,   SIGVTALRM, SIGPROF, SIGXCPU, SIGPOLL,
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+};
 enum { N_FATAL = sizeof fatal_signals / sizeof fatal_signals[0] };
 static sigset_t fatal_set; /* those not ignored when clnz started (nohup ignores SIGHUP) */
+
+/* Into fatal_set if not ignored when clnz started. */
+static void fatal_add(int sig)
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaddset(&fatal_set, sig);
+}
 static void (*signal_hook)(void); /* output_dir.c's temporary folder */
 static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
 
@@ -105,9 +126,8 @@ void out_registry_stop_if_signalled(void)
     sigset_t pending;
     int any = signalled != 0;
     if (!any && sigpending(&pending) == 0)
-        for (int i = 0; i < N_FATAL && !any; ++i)
-            any = sigismember(&fatal_set, fatal_signals[i]) == 1 &&
-                  sigismember(&pending, fatal_signals[i]) == 1;
+        for (int sig = 1; sig < NSIG && !any; ++sig)
+            any = sigismember(&fatal_set, sig) == 1 && sigismember(&pending, sig) == 1;
     if (!any)
         return;
     pthread_mutex_unlock(&registry); /* the waiter removes the temporaries and kills us */
@@ -150,11 +170,12 @@ void out_signals_install(void)
     done = 1;
     signal(SIGXFSZ, SIG_IGN);
     sigemptyset(&fatal_set);
-    for (int i = 0; i < N_FATAL; ++i) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaddset(&fatal_set, fatal_signals[i]);
-    }
+    for (int i = 0; i < N_FATAL; ++i)
+        fatal_add(fatal_signals[i]);
+#ifdef SIGRTMIN /* the C library's own real-time signals lie below SIGRTMIN */
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig)
+        fatal_add(sig);
+#endif
     sigset_t old;
     pthread_sigmask(SIG_BLOCK, &fatal_set, &old);
     pthread_t t;
