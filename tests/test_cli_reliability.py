@@ -283,6 +283,12 @@ def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
         assert p.returncode == 1 and not p.stdout, p
         assert one_error_line(p) == f"clnz: cannot clear the cache: '{where}' is no folder"
         assert f.read_bytes() == b"mine"
+        # shown, it is no folder either (it was printed, exit status 0)
+        p = clnz("cache", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
+        assert p.returncode == 1 and not p.stdout, p
+        assert one_error_line(p) == (f"clnz: the cache folder '{where}' is no folder: no cache "
+                                     "is kept (set CLNZ_CACHE_DIR to a folder)")
+        assert f.read_bytes() == b"mine"
 
 
 # ---- 7: FIFOs and pipes as inputs, FIFOs in the cache ----------------------------

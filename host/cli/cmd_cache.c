@@ -4,10 +4,12 @@
  * as every error of the command quotes its paths. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage_cache[] =
     "usage: clnz cache [--clear]\n"
@@ -16,7 +18,17 @@ static const char usage_cache[] =
     "clnz's files in it. CLNZ_CACHE_DIR moves it (default $XDG_CACHE_HOME/clnz when\n"
     "that is an absolute path, else ~/.cache/clnz). The folder is printed as is when\n"
     "it is printable ASCII without spaces, quotes or backslashes, else quoted as in\n"
-    "error messages ('a\\nb').\n";
+    "error messages ('a\\nb'). A file there is an error: no cache is kept.\n";
+
+/* A file there, or in the path above it: the library keeps no cache (a
+ * folder that does not exist yet is made at the first write). */
+static int no_folder(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return !S_ISDIR(st.st_mode);
+    return errno == ENOTDIR;
+}
 
 int cmd_cache(int argc, char **argv)
 {
@@ -64,6 +76,13 @@ int cmd_cache(int argc, char **argv)
             rc = fail(EXIT_FAIL, "cannot clear the cache: %s", clnz_status_string(st));
         else
             printf("removed %d files from %s\n", removed, shown);
+    } else if (no_folder(dir)) {
+        char quoted[IO_QUOTE_MAX];
+        io_quote(dir, quoted, sizeof quoted);
+        rc = fail(EXIT_FAIL,
+                  "the cache folder %s is no folder: no cache is kept (set "
+                  "CLNZ_CACHE_DIR to a folder)",
+                  quoted);
     } else {
         printf("%s\n", shown);
     }
