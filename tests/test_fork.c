@@ -10,6 +10,8 @@
  * alarm turns a hang into a failure. */
 #include "testutil.h"
 
+#include "core/result_mem.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,19 +143,43 @@ static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static int holding, forked;
 
-/* Holds the context's lock until the main thread has forked. */
+/* Holds a lock of clnz's (which: arg, 0 the context's, 1 the kept result
+ * blocks') until the main thread has forked. */
 static void *lock_holder(void *arg)
 {
-    (void)arg;
-    clnz_context *held = ctx_hold(parent_ctx);
+    int which = *(const int *)arg;
+    clnz_context *held = which ? NULL : ctx_hold(parent_ctx);
+    if (which)
+        assert_true(result_mem_hold());
     pthread_mutex_lock(&gate);
     holding = 1;
     pthread_cond_broadcast(&gate_cond);
     while (!forked)
         pthread_cond_wait(&gate_cond, &gate);
     pthread_mutex_unlock(&gate);
-    ctx_hold_end(&held);
+    if (which)
+        result_mem_hold_end();
+    else
+        ctx_hold_end(&held);
     return NULL;
+}
+
+/* child() forked while another thread of the parent holds lock `which`. */
+static void in_child_with_held(int which, int (*child)(void))
+{
+    holding = forked = 0;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, lock_holder, &which), 0);
+    pthread_mutex_lock(&gate);
+    while (!holding)
+        pthread_cond_wait(&gate_cond, &gate);
+    pthread_mutex_unlock(&gate);
+    in_child(child);
+    pthread_mutex_lock(&gate);
+    forked = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate);
+    assert_int_equal(pthread_join(t, NULL), 0);
 }
 
 /* Another thread of the parent holds the context's lock at the fork: the
@@ -162,21 +188,35 @@ static void test_fork_with_the_lock_held(void **state)
 {
     (void)state;
     TU_CHECK(parent_ctx, clnz_context_set_strategy(parent_ctx, CLNZ_STRATEGY_TWO_PASS));
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, lock_holder, NULL), 0);
-    pthread_mutex_lock(&gate);
-    while (!holding)
-        pthread_cond_wait(&gate_cond, &gate);
-    pthread_mutex_unlock(&gate);
-    in_child(child_with_lock_held);
-    pthread_mutex_lock(&gate);
-    forked = 1;
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate);
-    assert_int_equal(pthread_join(t, NULL), 0);
+    in_child_with_held(0, child_with_lock_held);
     TU_CHECK(parent_ctx, clnz_context_set_strategy(parent_ctx, CLNZ_STRATEGY_AUTO));
     clnz_stats st;
     TU_CHECK(parent_ctx, clnz_context_stats(parent_ctx, &st)); /* the parent's lock works on */
+}
+
+/* A result of the parent's, large enough to be kept (above 32 MiB) */
+static void *large_result;
+
+static int child_frees_a_result(void)
+{
+    free_result(large_result); /* takes the kept blocks' lock while a context lives */
+    void *p = alloc_result((size_t)48 << 20); /* looks among the kept blocks */
+    if (!p)
+        return 1;
+    free_result(p);
+    return 0;
+}
+
+/* Another thread of the parent holds the kept result blocks' lock at the
+ * fork (it frees a result, say): the child frees and allocates results
+ * with no hang. They waited for that lock for ever. */
+static void test_fork_with_the_result_lock_held(void **state)
+{
+    (void)state;
+    large_result = alloc_result((size_t)48 << 20);
+    assert_non_null(large_result);
+    in_child_with_held(1, child_frees_a_result);
+    free_result(large_result);
 }
 
 static void test_fork_after_opencl(void **state)
@@ -200,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_fork_before_opencl), /* first: nothing has touched OpenCL */
         cmocka_unit_test(test_fork_after_opencl),
         cmocka_unit_test(test_fork_with_the_lock_held), /* after: the context is made */
+        cmocka_unit_test(test_fork_with_the_result_lock_held),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

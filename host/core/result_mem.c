@@ -24,6 +24,7 @@
  * is refused (or absent) nothing is kept. The blocks go when the process's
  * last context is released. A block given back with free() instead is
  * simply freed: every block is a malloc'd one, as the header promises. */
+#include "core/fork_guard.h"
 #include "core/result_mem.h"
 
 #include <pthread.h>
@@ -67,6 +68,20 @@ static struct {
 static int n_kept;
 static size_t live_contexts;
 
+int result_mem_hold(void)
+{
+    if (fork_guard_tripped())
+        return 0;
+    pthread_mutex_lock(&lock);
+    return 1;
+}
+
+void result_mem_hold_end(void)
+{
+    if (!fork_guard_tripped()) /* as result_mem_hold: a process is forked or not for good */
+        pthread_mutex_unlock(&lock);
+}
+
 /* madvise takes whole pages: the ones inside [p, p + bytes). */
 static int advise_inside(void *p, size_t bytes, int advice)
 {
@@ -88,14 +103,15 @@ static void *drop_kept(int i)
 /* The smallest kept block that holds `bytes` and is at most twice that. */
 static void *take_kept(size_t bytes)
 {
-    pthread_mutex_lock(&lock);
+    if (!result_mem_hold())
+        return NULL;
     int best = -1;
     for (int i = 0; i < n_kept; ++i)
         if (kept[i].bytes >= bytes && kept[i].bytes / 2 <= bytes &&
             (best < 0 || kept[i].bytes < kept[best].bytes))
             best = i;
     void *p = best >= 0 ? drop_kept(best) : NULL;
-    pthread_mutex_unlock(&lock);
+    result_mem_hold_end();
     return p;
 }
 
@@ -160,7 +176,10 @@ void *alloc_result_fresh(size_t bytes, int *fresh)
 /* Keeps p (`bytes` usable) if a context lives; returns what to free. */
 static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
 {
-    pthread_mutex_lock(&lock);
+    if (!result_mem_hold()) {
+        evicted[(*n_evicted)++] = p;
+        return;
+    }
     if (!live_contexts) {
         evicted[(*n_evicted)++] = p;
     } else {
@@ -176,7 +195,7 @@ static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
         kept[n_kept].bytes = bytes;
         ++n_kept;
     }
-    pthread_mutex_unlock(&lock);
+    result_mem_hold_end();
 }
 #endif
 
@@ -186,9 +205,10 @@ static void keep(void *p, size_t bytes, void **evicted, int *n_evicted)
  * freed at once); keep() decides under the lock. */
 static int keeping(void)
 {
-    pthread_mutex_lock(&lock);
+    if (!result_mem_hold())
+        return 0;
     int any = live_contexts > 0;
-    pthread_mutex_unlock(&lock);
+    result_mem_hold_end();
     return any;
 }
 #endif
@@ -212,22 +232,24 @@ void free_result(void *p)
 
 void result_mem_context_made(void)
 {
-    pthread_mutex_lock(&lock);
+    if (!result_mem_hold())
+        return;
     ++live_contexts;
-    pthread_mutex_unlock(&lock);
+    result_mem_hold_end();
 }
 
 void result_mem_context_released(void)
 {
     void *evicted[KEPT_SLOTS];
     int n_evicted = 0;
-    pthread_mutex_lock(&lock);
+    if (!result_mem_hold())
+        return;
     if (live_contexts && --live_contexts == 0) {
         for (int i = 0; i < n_kept; ++i)
             evicted[n_evicted++] = kept[i].p;
         n_kept = 0;
     }
-    pthread_mutex_unlock(&lock);
+    result_mem_hold_end();
     for (int i = 0; i < n_evicted; ++i)
         free(evicted[i]);
 }

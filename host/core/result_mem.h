@@ -30,5 +30,10 @@ void free_result(void *p);
 /* A context is made / released: the kept blocks go when the last one does. */
 void result_mem_context_made(void);
 void result_mem_context_released(void);
+/* The kept blocks' lock. In a child forked after OpenCL was in use it is
+ * not taken (a thread of the parent may have held it at the fork): there
+ * nothing is kept or taken, and a result freed goes to free(). */
+int result_mem_hold(void); /* 1 if the blocks may be kept and taken */
+void result_mem_hold_end(void);
 
 #endif
