@@ -211,7 +211,11 @@ clnz_predicate clnz_pred_float(clnz_op op, double value);
 /* ---- contexts ------------------------------------------------------ */
 /* Threads: every call on a context holds its lock, so several threads may
  * share one (their calls then run one at a time; a context each runs them in
- * parallel). clnz_context_release must be a context's last call. */
+ * parallel). A blocking call holds it while it waits, also for an earlier
+ * call held by a caller's event not yet set: the other threads' calls on
+ * that context wait with it (but for clnz_context_message and the accessors
+ * of its OpenCL objects, which take no call's lock). clnz_context_release
+ * must be a context's last call. */
 typedef struct clnz_context clnz_context;
 
 /* A context on a device chosen by `selector`: "P:D" (platform and device

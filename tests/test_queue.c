@@ -14,6 +14,8 @@
  * the held one, and the test skips. */
 #include "testutil.h"
 
+#include "core/held.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,10 +541,49 @@ static void test_a_failure_through_calls_of_many_commands(void **state)
     inputs_free(&in);
 }
 
-/* The same with the context released while its call still waits on the
- * caller's event, which then fails, or completes: the call's commands
+/* More one-command calls pending behind a caller's event than the
+ * context keeps as fallbacks (CHAIN_OLDER, 16): the oldest such event
+ * leaves that stack while later calls wait on it, and PoCL aborted when
+ * the event then failed (it was released, not held: core/held.c). */
+static void test_a_failure_behind_many_pending_calls(void **state)
+{
+    (void)state;
+    clnz_context *ctx = tu_context();
+    cl_context cl = clnz_context_cl_context(ctx);
+    inputs in = half_nonzero(ctx);
+    cl_mem count = tu_buffer(8, NULL);
+    int64_t small_shape[1] = {64}; /* one command each */
+    clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+    cl_int e = CL_SUCCESS, status = CL_COMPLETE;
+    cl_event user = clCreateUserEvent(cl, &e), last = NULL;
+    assert_int_equal(e, CL_SUCCESS);
+    for (int i = 0; i < 40; ++i) { /* the first waits on user, each next on the one before */
+        cl_event ev = NULL;
+        TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, count, 0, i == 0,
+                                         i == 0 ? &user : NULL, i == 39 ? &last : &ev));
+        if (ev)
+            clReleaseEvent(ev);
+    }
+    clSetUserEventStatus(user, -1);
+    assert_true(settles_in_time(last, &status));
+    assert_true(status < 0);
+    int result = 1;
+    job *late = NULL;
+    pthread_t thread;
+    if (!returns_in_time(call_count, &in, &result, &late, &thread) || result)
+        fail_msg("clnz_count after 40 failed calls: blocked or wrong");
+    clReleaseEvent(last);
+    clReleaseEvent(user);
+    clReleaseMemObject(count);
+    inputs_free(&in);
+}
+
+/* The same with the context released while its calls still wait on the
+ * caller's event, which then fails, or completes: the calls' commands
  * settle (the held events outlive the context: core/held.c) and, when it
- * completes, give the right count. */
+ * completes, give the right count. The calls: one of many commands, then
+ * two of one command chained on it (their events, the context's last and
+ * its fallback, were released with the context: PoCL aborted). */
 static void test_a_context_released_before_its_call_settles(void **state)
 {
     (void)state;
@@ -560,6 +601,10 @@ static void test_a_context_released_before_its_call_settles(void **state)
         cl_event user = clCreateUserEvent(cl, &e), ev = NULL;
         assert_int_equal(e, CL_SUCCESS);
         enqueue_behind(0, ctx, &in, NULL, out, count, &user, &ev);
+        int64_t small_shape[1] = {64};
+        clnz_tensor small = {CLNZ_F32, 1, small_shape, NULL};
+        for (int k = 0; k < 2; ++k)
+            TU_CHECK(ctx, clnz_count_enqueue(ctx, &small, in.xbuf, 0, NULL, out, 0, 0, NULL, NULL));
         clFlush(q);
         clnz_context_release(ctx);
         clSetUserEventStatus(user, fail ? -1 : CL_COMPLETE);
@@ -579,6 +624,66 @@ static void test_a_context_released_before_its_call_settles(void **state)
     clReleaseMemObject(out);
     clReleaseMemObject(count);
     inputs_free(&in);
+}
+
+/* A context released with a call pending behind a caller's event that is
+ * not set for a long time, then more contexts released while their calls
+ * wait on events set just after: their held events are released at the
+ * next release, whatever is stuck before them. They piled up behind the
+ * stuck call's (the orphans' sweep stopped at the first group pending). */
+static void test_orphans_a_stuck_call_leaves_do_not_grow(void **state)
+{
+    (void)state;
+    clnz_context *base = tu_context();
+    cl_context cl = clnz_context_cl_context(base);
+    cl_mem out = tu_buffer(N * 8, NULL), count = tu_buffer(8, NULL);
+    inputs in = half_nonzero(base);
+    cl_event stuck = NULL, stuck_ev = NULL;
+    size_t after_stuck = 0;
+    for (int round = 0; round < 12; ++round) {
+        cl_int e = CL_SUCCESS, status = CL_COMPLETE;
+        clnz_context *ctx;
+        char msg[300];
+        assert_int_equal(clnz_context_create(NULL, &ctx, msg, sizeof msg), CLNZ_SUCCESS);
+        cl_context own = clnz_context_cl_context(ctx);
+        cl_mem x = tu_buffer_on(ctx, N * sizeof(float), in.x);
+        cl_mem c = tu_buffer_on(ctx, 8, NULL);
+        cl_event user = clCreateUserEvent(own, &e), ev = NULL;
+        assert_int_equal(e, CL_SUCCESS);
+        int64_t shape[1] = {N};
+        clnz_tensor t = {CLNZ_F32, 1, shape, NULL};
+        TU_CHECK(ctx, clnz_count_enqueue(ctx, &t, x, 0, NULL, c, 0, 1, &user, &ev));
+        clFlush(clnz_context_queue(ctx));
+        clnz_context_release(ctx);
+        if (round == 0) { /* set at the end only */
+            stuck = user;
+            stuck_ev = ev;
+            after_stuck = held_orphans();
+        } else {
+            clSetUserEventStatus(user, CL_COMPLETE);
+            assert_true(settles_in_time(ev, &status));
+            assert_int_equal(status, CL_COMPLETE);
+            clReleaseEvent(ev);
+            clReleaseEvent(user);
+        }
+        clReleaseMemObject(x);
+        clReleaseMemObject(c);
+    }
+    /* the last round's group may wait for the next release; none before */
+    size_t left = held_orphans();
+    clSetUserEventStatus(stuck, CL_COMPLETE);
+    cl_int status = CL_COMPLETE;
+    assert_true(settles_in_time(stuck_ev, &status));
+    clReleaseEvent(stuck_ev);
+    clReleaseEvent(stuck);
+    (void)cl;
+    clReleaseMemObject(out);
+    clReleaseMemObject(count);
+    inputs_free(&in);
+    assert_true(after_stuck > 0);
+    if (left > 2 * after_stuck)
+        fail_msg("%zu orphaned events held after 11 more contexts (%zu after the stuck one)", left,
+                 after_stuck);
 }
 
 typedef struct {
@@ -949,7 +1054,9 @@ int main(void)
         cmocka_unit_test(test_blocking_calls_wait_on_their_own_commands),
         cmocka_unit_test(test_calls_after_a_failed_event),
         cmocka_unit_test(test_a_failure_through_calls_of_many_commands),
+        cmocka_unit_test(test_a_failure_behind_many_pending_calls),
         cmocka_unit_test(test_a_context_released_before_its_call_settles),
+        cmocka_unit_test(test_orphans_a_stuck_call_leaves_do_not_grow),
         cmocka_unit_test(test_a_message_read_while_a_call_waits),
         cmocka_unit_test(test_a_late_failure_before_a_blocking_call),
         cmocka_unit_test(test_order_kept_past_two_failed_calls),

@@ -67,8 +67,8 @@ static void older_push(clnz_context *ctx, cl_event waited_on)
 {
     if (!waited_on)
         return;
-    if (ctx->n_older == CHAIN_OLDER) {
-        clReleaseEvent(ctx->older[0]);
+    if (ctx->n_older == CHAIN_OLDER) { /* it may be pending yet: held till done */
+        held_release(&ctx->held, ctx->older[0]);
         memmove(ctx->older, ctx->older + 1, (CHAIN_OLDER - 1) * sizeof ctx->older[0]);
         --ctx->n_older;
     }
@@ -109,10 +109,12 @@ void chain_settle(clnz_context *ctx)
 
 void chain_forget(clnz_context *ctx)
 {
-    if (ctx->last_event)
-        clReleaseEvent(ctx->last_event);
+    /* pending yet (behind a caller's event, the context released), later
+     * calls' commands waiting on them: held till done (core/held.c) */
     for (int i = 0; i < ctx->n_older; ++i)
-        clReleaseEvent(ctx->older[i]);
+        held_release(&ctx->held, ctx->older[i]);
+    if (ctx->last_event)
+        held_release(&ctx->held, ctx->last_event);
     ctx->last_event = NULL;
     ctx->n_older = 0;
     held_orphan(&ctx->held);
@@ -309,6 +311,8 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
         if (e)
             st = CL_CHECK(ctx, e, "clEnqueueMarkerWithWaitList");
     }
+    /* this call's group closed before older_push may hold an older event */
+    held_end_call(&ctx->held, ch->held_from, ch->last);
     if (st == CLNZ_SUCCESS) {
         older_push(ctx, ctx->last_event); /* what this call's first command waited on */
         ctx->last_event = ch->last;
@@ -322,7 +326,6 @@ clnz_status chain_end(chain *ch, clnz_status st, cl_event *out_event)
          * afterwards is in use, and keep the scratch ordering intact */
         clWaitForEvents(1, &ch->last);
     }
-    held_end_call(&ctx->held, ch->held_from, ch->last);
     held_sweep(&ctx->held);
     if (st && ch->last)
         clReleaseEvent(ch->last);

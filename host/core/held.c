@@ -43,6 +43,12 @@ void held_push(held_list *h, cl_event ev)
         clReleaseEvent(ev);
 }
 
+void held_release(held_list *h, cl_event ev)
+{
+    if (!push(h, ev, 1))
+        clReleaseEvent(ev); /* no memory: as the spec allows */
+}
+
 void held_end_call(held_list *h, size_t from, cl_event last)
 {
     if (h->n == from)
@@ -65,21 +71,32 @@ static int event_done(cl_event ev)
     return s <= CL_COMPLETE;
 }
 
-void held_sweep(held_list *h)
+/* Releases the groups that are done: up to the first that is not, or
+ * (all) every one, the others kept in order. */
+static void sweep(held_list *h, int all)
 {
-    size_t done = 0; /* the events before this one are released */
+    size_t kept = 0, start = 0; /* h->ev[0, kept) stay; the group from start on is next */
     for (size_t end = 0; end < h->n; ++end) {
         if (!h->ev[end].ends_call)
             continue;
-        if (!event_done(h->ev[end].ev))
+        if (event_done(h->ev[end].ev)) {
+            for (size_t i = start; i <= end; ++i)
+                clReleaseEvent(h->ev[i].ev);
+        } else if (!all) {
             break;
-        for (; done <= end; ++done)
-            clReleaseEvent(h->ev[done].ev);
+        } else {
+            for (size_t i = start; i <= end; ++i)
+                h->ev[kept++] = h->ev[i];
+        }
+        start = end + 1;
     }
-    if (done) {
-        memmove(h->ev, h->ev + done, (h->n - done) * sizeof h->ev[0]);
-        h->n -= done;
-    }
+    memmove(h->ev + kept, h->ev + start, (h->n - start) * sizeof h->ev[0]);
+    h->n = kept + h->n - start;
+}
+
+void held_sweep(held_list *h)
+{
+    sweep(h, 0);
 }
 
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,7 +106,7 @@ void held_orphan(held_list *h)
 {
     held_sweep(h);
     pthread_mutex_lock(&orphans_lock);
-    held_sweep(&orphans);
+    sweep(&orphans, 1);
     for (size_t i = 0; i < h->n; ++i)
         if (!push(&orphans, h->ev[i].ev, h->ev[i].ends_call))
             clReleaseEvent(h->ev[i].ev); /* no memory: as the spec allows */
@@ -100,4 +117,12 @@ void held_orphan(held_list *h)
     pthread_mutex_unlock(&orphans_lock);
     free(h->ev);
     *h = (held_list){0};
+}
+
+size_t held_orphans(void)
+{
+    pthread_mutex_lock(&orphans_lock);
+    size_t n = orphans.n;
+    pthread_mutex_unlock(&orphans_lock);
+    return n;
 }

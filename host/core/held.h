@@ -21,14 +21,22 @@ typedef struct {
 /* Holds a command's event once the call has enqueued the next (released,
  * as the spec allows, where there is no memory to hold it). */
 void held_push(held_list *h, cl_event ev);
+/* An event of the context's that may still be pending (an earlier call's
+ * last, which later calls wait on), released once it is done: a group of
+ * its own. */
+void held_release(held_list *h, cl_event ev);
 /* The call whose events from index `from` on are held ended with `last`
  * (retained here), or never runs (NULL): its group is closed. */
 void held_end_call(held_list *h, size_t from, cl_event last);
-/* Releases the groups whose last event is done (complete or failed). */
+/* Releases the groups whose last event is done (complete or failed), up
+ * to the first that is not: calls' groups end about in order. */
 void held_sweep(held_list *h);
 /* The context goes: the groups still pending move to a list of the
- * process's, released by a later context's release once they are done;
- * h is empty and freed after. */
+ * process's, released by a later context's release once they are done
+ * (every group that is, wherever it lies: one a caller never sets holds up
+ * none behind it); h is empty and freed after. */
 void held_orphan(held_list *h);
+/* How many events the process's orphans hold now (for the tests). */
+size_t held_orphans(void);
 
 #endif
