@@ -301,6 +301,21 @@ def test_where_promotes_as_numpy(rng):
         assert same(got, np.where(arrays["float32"] > 0, arrays["float32"], np.float32(-1)))
 
 
+def test_where_casts_a_broadcast_operand_once():
+    # a broadcast operand cast to the result's dtype is cast per distinct
+    # element and broadcast again: astype wrote every repeat (8 TiB here,
+    # numpy's MemoryError, where numpy gives an empty result)
+    huge = np.broadcast_to(np.int8(1), (2**40, 1, 1))
+    r = clnz.where(np.zeros((3, 0)), huge, 0.5)
+    assert r.shape == (2**40, 3, 0) and r.dtype == np.float64
+    row = np.broadcast_to(np.arange(-3, 4, dtype=np.int8), (5, 7))
+    cond = np.arange(35).reshape(5, 7) % 3 == 0
+    for x, y in ((row, 0.25), (2.5, row), (row, row.T[:1].T * np.float32(1.5))):
+        want = np.where(cond, x, y)
+        got = clnz.where(cond, x, y)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_where_errors():
     with pytest.raises(clnz.Error) as e:
         clnz.where(np.ones((3, 4)), np.ones((2, 4)), 1.0)

@@ -134,9 +134,16 @@ def where(ctx, cond, x, y, pred):
 # ---- what the public layer needs besides the operations -----------------------
 def cast(ctx, a, dtype, what):
     """a as dtype (what names it for _device.cast's refusals; numpy's own
-    conversions refuse nothing here)."""
+    conversions refuse nothing here). A broadcast operand (zero strides) is
+    cast once per distinct element and broadcast again: astype wrote every
+    repeat (np.broadcast_to(np.int8(1), (2**40, 1)) against a float: 8 TiB)."""
     a = np.asarray(a)
-    return a if a.dtype == dtype else a.astype(dtype)
+    if a.dtype == dtype:
+        return a
+    if 0 in a.strides and a.size:
+        distinct = a[tuple(slice(0, 1) if s == 0 else slice(None) for s in a.strides)]
+        return np.broadcast_to(distinct.astype(dtype), a.shape)
+    return a.astype(dtype)
 
 
 def ravel(ctx, a):
