@@ -90,7 +90,8 @@ static void sweep(held_list *h, int all)
         }
         start = end + 1;
     }
-    memmove(h->ev + kept, h->ev + start, (h->n - start) * sizeof h->ev[0]);
+    if (h->n > start && kept < start)
+        memmove(h->ev + kept, h->ev + start, (h->n - start) * sizeof h->ev[0]);
     h->n = kept + h->n - start;
 }
 
