@@ -113,7 +113,7 @@ $(B)/test_faults: $(B)/obj/tests/test_faults.o $(B)/obj/tests/testutil.o $(B)/li
 SHIM_CC ?= cc
 $(B)/fault_shim.so: tests/fault_shim.c tests/fault_calls.h
 	@mkdir -p $(@D)
-	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl
+	$(SHIM_CC) -shared -fPIC -O2 -Wall -Wextra -Iinclude -Itests -o $@ $< -ldl -pthread -lrt
 
 # The man page, made from the command's own help texts.
 $(B)/clnz.1: $(B)/clnz scripts/manpage README.md

@@ -18,7 +18,13 @@
  *
  * For tests/test_cli_bundle.py, CLNZ_SHIM_DEVICE_NAME=NAME makes every
  * device answer CL_DEVICE_NAME with NAME: a name with control characters,
- * which no real device here has. */
+ * which no real device here has.
+ *
+ * CLNZ_SHIM_PROFILER=process|thread|late plays a sampling profiler loaded
+ * into the process: a handler for SIGRTMIN+2 and a timer that sends it
+ * every millisecond, to the process or to the main thread alone, the
+ * handler set before main or (late) 20 ms into it; at exit it says on
+ * stderr how many ticks its handler took. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -169,4 +175,63 @@ cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t n, void *valu
     if (ret)
         *ret = len;
     return CL_SUCCESS;
+}
+
+/* ---- a profiler's timer signal ---- */
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t ticks;
+static pid_t main_tid;
+
+static void on_tick(int sig)
+{
+    (void)sig;
+    ++ticks;
+}
+
+static void profile(int to_main_thread)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_tick;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGRTMIN + 2, &sa, NULL);
+    struct sigevent ev = {0};
+    ev.sigev_notify = to_main_thread ? SIGEV_THREAD_ID : SIGEV_SIGNAL;
+    ev.sigev_signo = SIGRTMIN + 2;
+    ev._sigev_un._tid = main_tid;
+    timer_t t;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0) {
+        struct itimerspec every = {{0, 1000000}, {0, 1000000}};
+        timer_settime(t, 0, &every, NULL);
+    }
+}
+
+static void *profile_later(void *unused)
+{
+    (void)unused;
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    profile(1);
+    return NULL;
+}
+
+__attribute__((constructor)) static void profiler_start(void)
+{
+    const char *v = getenv("CLNZ_SHIM_PROFILER");
+    main_tid = (pid_t)syscall(SYS_gettid);
+    pthread_t t;
+    if (!v)
+        return;
+    if (strcmp(v, "late") == 0)
+        pthread_create(&t, NULL, profile_later, NULL);
+    else
+        profile(strcmp(v, "thread") == 0);
+}
+
+__attribute__((destructor)) static void profiler_stop(void)
+{
+    if (getenv("CLNZ_SHIM_PROFILER"))
+        fprintf(stderr, "shim: %d ticks handled\n", (int)ticks);
 }

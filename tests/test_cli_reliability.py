@@ -278,7 +278,13 @@ def test_item5_cache_clear_says_what_it_could_not_remove(tmp_path, rng):
     # not be (a read-only folder?)" and "removed 0 files"), and left alone
     f = tmp_path / "file"
     f.write_bytes(b"mine")
-    for where in (f, f / "sub"):
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nothing")
+    for where in (f, f / "sub", dangling):
+        if where == dangling:  # shown only: --clear of a link to nothing removes nothing
+            p = clnz("cache", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
+            assert p.returncode == 1 and "is no folder: no cache is kept" in one_error_line(p)
+            continue
         p = clnz("cache", "--clear", env=dict(os.environ, CLNZ_CACHE_DIR=str(where)))
         assert p.returncode == 1 and not p.stdout, p
         assert one_error_line(p) == f"clnz: cannot clear the cache: '{where}' is no folder"
@@ -716,6 +722,26 @@ def test_item14_signals_leave_no_temporaries(tmp_path, rng, sig, tmpfile):
         else:
             expect_nonzero(out, a)
             assert int(np.load(cnt)) == np.count_nonzero(a)
+
+
+@needs_shim
+@pytest.mark.parametrize("mode", ["process", "thread", "late"])
+def test_item14_a_profiler_s_signal_is_not_fatal(tmp_path, rng, mode):
+    """A library in the process that handles a real-time signal (a sampling
+    profiler's 1 ms timer, to the process or to the main thread, its handler
+    set before main or after clnz started): the signal is the library's,
+    not one that ends clnz. Once every real-time signal was taken as fatal,
+    the first tick killed clnz (to the process) or hung it (to the main
+    thread: the waiter never takes that one)."""
+    a = random_array(rng, "u1", (1500, 1000))
+    inp = save(tmp_path, a)
+    out = tmp_path / "out.npy"
+    p = subprocess.run([CLNZ, "nonzero", str(inp), "-o", str(out)], capture_output=True,
+                       env=shim_env(CLNZ_SHIM_PROFILER=mode), timeout=TIMEOUT)
+    assert p.returncode == 0, p
+    expect_nonzero(out, a)
+    ticks = int(p.stderr.decode().split("shim: ")[1].split()[0])
+    assert ticks > 0 or mode == "late", p.stderr  # late ones wait, blocked, for the commit
 
 
 # ---- 17: long cache paths ----------------------------------------------------------

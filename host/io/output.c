@@ -100,12 +100,48 @@ static const int fatal_signals[] = {
 enum { N_FATAL = sizeof fatal_signals / sizeof fatal_signals[0] };
 static sigset_t fatal_set; /* those not ignored when clnz started (nohup ignores SIGHUP) */
 
-/* Into fatal_set if not ignored when clnz started. */
-static void fatal_add(int sig)
+/* Into fatal_set if it still ends the process when clnz starts: not one
+ * ignored (nohup) nor, for a real-time one, one that a library loaded
+ * before main handles (a profiler's timer signal, say). */
+static void fatal_add(int sig, int real_time)
 {
     struct sigaction old;
-    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+    if (sigaction(sig, NULL, &old) != 0)
+        return;
+    int dfl = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+    int ign = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
+    if (real_time ? dfl : !ign)
         sigaddset(&fatal_set, sig);
+}
+
+/* A real-time signal of fatal_set, taken (sigwait, sigtimedwait) in this
+ * thread, whose disposition is no longer the default: ignored now, or
+ * handled by a library that set its handler after clnz started (a
+ * profiler's timer). Then it is not fatal: the handler runs here, at once
+ * (1). The others stay fatal whatever handler came later: LLVM's (PoCL
+ * loads it to compile) removes its own files and ends the process, and
+ * clnz's temporaries must go first. */
+static int run_if_handled(int sig)
+{
+    struct sigaction now;
+#ifdef SIGRTMIN
+    if (sig < SIGRTMIN || sig > SIGRTMAX)
+        return 0;
+#else
+    return 0;
+#endif
+    if (sigaction(sig, NULL, &now) != 0 ||
+        (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL))
+        return 0;
+    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN)
+        return 1;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig); /* to this thread, unblocked: its handler has run when raise returns */
+    pthread_sigmask(SIG_BLOCK, &one, NULL);
+    return 1;
 }
 static void (*signal_hook)(void); /* output_dir.c's temporary folder */
 static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
@@ -123,11 +159,16 @@ void out_registry_lock(void) { pthread_mutex_lock(&registry); }
  * 0, the test that sends it failing 1 run in 4). */
 void out_registry_stop_if_signalled(void)
 {
-    sigset_t pending;
     int any = signalled != 0;
-    if (!any && sigpending(&pending) == 0)
-        for (int sig = 1; sig < NSIG && !any; ++sig)
-            any = sigismember(&fatal_set, sig) == 1 && sigismember(&pending, sig) == 1;
+    /* one pending that the waiter has not taken yet, or one sent to this
+     * thread alone (a per-thread timer's), which the waiter never takes:
+     * taken here and, if it is fatal, sent to the process for the waiter */
+    const struct timespec now = {0, 0};
+    for (int sig; !any && (sig = sigtimedwait(&fatal_set, NULL, &now)) > 0;)
+        if (!run_if_handled(sig)) {
+            any = 1;
+            kill(getpid(), sig);
+        }
     if (!any)
         return;
     pthread_mutex_unlock(&registry); /* the waiter removes the temporaries and kills us */
@@ -141,8 +182,10 @@ static void *signal_waiter(void *unused)
 {
     (void)unused;
     int sig = 0;
-    while (sigwait(&fatal_set, &sig) != 0) {
-    }
+    do {
+        while (sigwait(&fatal_set, &sig) != 0) {
+        }
+    } while (run_if_handled(sig));
     signalled = sig;
     pthread_mutex_lock(&registry); /* waits out a commit: all outputs or none */
     for (int i = 0; live && i < live->n; ++i)
@@ -171,10 +214,10 @@ void out_signals_install(void)
     signal(SIGXFSZ, SIG_IGN);
     sigemptyset(&fatal_set);
     for (int i = 0; i < N_FATAL; ++i)
-        fatal_add(fatal_signals[i]);
+        fatal_add(fatal_signals[i], 0);
 #ifdef SIGRTMIN /* the C library's own real-time signals lie below SIGRTMIN */
     for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig)
-        fatal_add(sig);
+        fatal_add(sig, 1);
 #endif
     sigset_t old;
     pthread_sigmask(SIG_BLOCK, &fatal_set, &old);
