@@ -11,6 +11,7 @@
 #include "fault_calls.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -554,6 +555,50 @@ static void test_gate_never_opened(void **state)
     clnz_context_release(ctx);
 }
 
+/* A second thread's failing call finds no memory for a message slot of
+ * its own (every calloc fails): its message is its own still, in a slot
+ * of its thread's, and the first thread's message stays as it was. It
+ * went into the first thread's slot, which then read the other's. */
+typedef struct {
+    clnz_context *ctx;
+    clnz_status status;
+    char message[300];
+} slot_probe;
+
+static void *bogus_family_no_calloc(void *arg)
+{
+    slot_probe *p = arg;
+    clnz_launch l;
+    fail_every = "calloc";
+    armed = 1;
+    p->status = clnz_context_launch(p->ctx, "bogus_B", &l, NULL);
+    armed = 0;
+    fail_every = NULL;
+    snprintf(p->message, sizeof p->message, "%s", clnz_context_message(p->ctx));
+    return NULL;
+}
+
+static void test_a_message_with_no_memory_for_its_slot(void **state)
+{
+    (void)state;
+    clnz_context *ctx = fresh_context(NULL);
+    clnz_stats st;
+    assert_int_equal(clnz_context_stats(ctx, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    const char *mine = clnz_context_message(ctx);
+    assert_string_equal(mine, "stats is NULL");
+    slot_probe p = {ctx, 0, ""};
+    pthread_t t;
+    calls = 0, fail_at = 0, fired = 0, injected = 0;
+    assert_int_equal(pthread_create(&t, NULL, bogus_family_no_calloc, &p), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(fired); /* its slot's calloc failed */
+    assert_int_equal(p.status, CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(p.message, "bogus_B"));                   /* its own reason */
+    assert_string_equal(clnz_context_message(ctx), "stats is NULL"); /* and this one's */
+    TU_CHECK(ctx, clnz_context_stats(ctx, &st));
+    clnz_context_release(ctx);
+}
+
 int main(void)
 {
     tu_seed("test_faults");
@@ -561,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_every_injection_point),
         cmocka_unit_test(test_context_creation_faults),
         cmocka_unit_test(test_gate_never_opened),
+        cmocka_unit_test(test_a_message_with_no_memory_for_its_slot),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_context_done();

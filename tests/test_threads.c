@@ -12,6 +12,8 @@
  * make test-tsan. */
 #include "testutil.h"
 
+#include "core/context.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -519,6 +521,39 @@ static void test_a_new_thread_never_reads_an_ended_ones_message(void **state)
         skip();
 }
 
+/* Threads that end do not leave their message slots behind: each new
+ * thread takes over an ended one's. Threads on stacks of their own each
+ * get a pthread_t never seen before, so slots keyed by it grew by one per
+ * thread (120 here). */
+static void test_ended_threads_leave_no_slots(void **state)
+{
+    (void)state;
+    clnz_context *c = NULL;
+    assert_int_equal(clnz_context_create(NULL, &c, NULL, 0), CLNZ_SUCCESS);
+    enum { THREADS = 120, STACK = 2 << 20 }; /* ThreadSanitizer's threads need about 1 MiB */
+    void *stacks[THREADS];
+    for (int i = 0; i < THREADS; ++i) {
+        message_probe p = {c, 0, ""};
+        pthread_attr_t attr;
+        assert_int_equal(pthread_attr_init(&attr), 0);
+        assert_int_equal(posix_memalign(&stacks[i], 4096, STACK), 0); /* freed after: new ids */
+        assert_int_equal(pthread_attr_setstack(&attr, stacks[i], STACK), 0);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, &attr, fail_a_call, &p), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        pthread_attr_destroy(&attr);
+        assert_non_null(strstr(p.message, "count is NULL")); /* each its own message */
+    }
+    int slots = 0;
+    for (thread_message *o = c->other_threads; o; o = o->next)
+        ++slots;
+    clnz_context_release(c);
+    for (int i = 0; i < THREADS; ++i)
+        free(stacks[i]);
+    if (slots > 2)
+        fail_msg("%d message slots after %d threads that ran one at a time", slots, THREADS);
+}
+
 int main(void)
 {
     tu_seed("test_threads");
@@ -531,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_threads_with_own_contexts),
         cmocka_unit_test(test_warnings_stay_with_their_thread),
         cmocka_unit_test(test_a_new_thread_never_reads_an_ended_ones_message),
+        cmocka_unit_test(test_ended_threads_leave_no_slots),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < N_JOBS; ++i)

@@ -20,14 +20,15 @@ static const char usage_cache[] =
     "it is printable ASCII without spaces, quotes or backslashes, else quoted as in\n"
     "error messages ('a\\nb'). A file there is an error: no cache is kept.\n";
 
-/* A file there, or in the path above it: the library keeps no cache (a
- * folder that does not exist yet is made at the first write). */
+/* A file there, or in the path above it, or a link to nothing: the
+ * library keeps no cache (a folder that does not exist yet is made at the
+ * first write). */
 static int no_folder(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) == 0)
         return !S_ISDIR(st.st_mode);
-    return errno == ENOTDIR;
+    return errno == ENOTDIR || (errno == ENOENT && lstat(dir, &st) == 0);
 }
 
 int cmd_cache(int argc, char **argv)

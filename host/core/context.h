@@ -60,12 +60,10 @@ typedef struct {
  * each read what their own call left (see error.c). */
 typedef struct thread_message {
     struct thread_message *next;
-    pthread_t thread;
-    /* the thread's number in the process (error.c: thread_serial): a
-     * thread that ended and a new one given the same pthread_t, as POSIX
-     * allows, are told apart */
-    uint64_t serial;
-    int claimed; /* the embedded first slot only: whether a thread owns it yet */
+    /* whose slot it is (error.c: thread_tag): NULL for the embedded first
+     * slot before a thread claims it; a tag whose thread has ended marks a
+     * slot the next new thread takes over */
+    struct thread_tag *tag;
     char *long_text; /* malloc'd; a build log can be long */
     char text[CLNZ_MESSAGE_MAX];
     char warning[CLNZ_MESSAGE_MAX]; /* this thread's last warning: shown when no error */

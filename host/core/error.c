@@ -114,14 +114,68 @@ const char *clnz_status_string(clnz_status s)
     }
 }
 
-/* The calling thread's number, unique in the process (from 1). */
-static uint64_t thread_serial(void)
+/* A thread's identity for its message slots: one per thread, alive until
+ * the thread ends (a pthread key's destructor), freed when no slot holds it
+ * any more. A pthread_t would not do: a new thread may be given an ended
+ * one's. */
+typedef struct thread_tag {
+    int alive; /* __atomic */
+    int refs;  /* __atomic: the thread's own, and each slot's */
+} thread_tag;
+
+static pthread_key_t tag_key;
+static pthread_once_t tag_once = PTHREAD_ONCE_INIT;
+static int tag_key_made;
+static _Thread_local thread_tag *my_tag;
+
+static void tag_drop(thread_tag *t)
 {
-    static uint64_t next;
-    static _Thread_local uint64_t mine;
-    if (!mine)
-        mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
-    return mine;
+    if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(t);
+}
+
+static void tag_thread_ended(void *t)
+{
+    __atomic_store_n(&((thread_tag *)t)->alive, 0, __ATOMIC_RELEASE);
+    tag_drop(t);
+}
+
+static void tag_key_make(void)
+{
+    tag_key_made = pthread_key_create(&tag_key, tag_thread_ended) == 0;
+}
+
+/* The calling thread's tag, or NULL (no memory, no key). */
+static thread_tag *thread_tag_get(void)
+{
+    if (my_tag)
+        return my_tag;
+    pthread_once(&tag_once, tag_key_make);
+    thread_tag *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    *t = (thread_tag){1, 1};
+    if (!tag_key_made || pthread_setspecific(tag_key, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    return my_tag = t;
+}
+
+/* A thread's slot when it cannot have one of the context's (no memory):
+ * its own, never another thread's, with the last context that used it. */
+static _Thread_local thread_message spare_slot;
+static _Thread_local const clnz_context *spare_ctx;
+
+static thread_message *spare_for(const clnz_context *ctx)
+{
+    if (spare_ctx != ctx) {
+        free(spare_slot.long_text);
+        spare_slot.long_text = NULL;
+        spare_slot.text[0] = spare_slot.warning[0] = '\0';
+        spare_ctx = ctx;
+    }
+    return &spare_slot;
 }
 
 /* The slots' list is the context's msg_lock's; a forked child takes no lock
@@ -138,49 +192,47 @@ static void msg_unlock(clnz_context *ctx)
         pthread_mutex_unlock(&ctx->msg_lock);
 }
 
-static void slot_claim(thread_message *m, pthread_t self, uint64_t serial)
+/* m cleared and given to the thread of tag `me` (a reference taken). */
+static thread_message *slot_claim(thread_message *m, thread_tag *me)
 {
     free(m->long_text);
     m->long_text = NULL;
     m->text[0] = m->warning[0] = '\0';
-    m->thread = self;
-    m->serial = serial;
+    tag_drop(m->tag);
+    __atomic_add_fetch(&me->refs, 1, __ATOMIC_RELAXED);
+    m->tag = me;
+    return m;
 }
 
 /* The calling thread's slot, or NULL if it has none and `create` is 0.
- * Called with msg_lock held. A slot of a thread that has ended, whose
- * pthread_t a new thread now has, is cleared and taken over: never read as
- * the new thread's, and the slots stay as many as the threads at once. */
+ * Called with msg_lock held. A slot of a thread that has ended is cleared
+ * and taken over by the next new thread: the slots stay about as many as
+ * the threads that use the context at once. */
 static thread_message *thread_slot(clnz_context *ctx, int create)
 {
-    pthread_t self = pthread_self();
-    uint64_t serial = thread_serial();
+    thread_tag *me = thread_tag_get();
+    if (!me) /* out of memory */
+        return create ? spare_for(ctx) : spare_ctx == ctx ? &spare_slot : NULL;
     thread_message *m = &ctx->first_thread, *ended = NULL;
-    for (thread_message *o = m->claimed ? m : ctx->other_threads; o;
+    for (thread_message *o = m->tag ? m : ctx->other_threads; o;
          o = o == m ? ctx->other_threads : o->next) {
-        if (o->serial == serial)
+        if (o->tag == me)
             return o;
-        if (!ended && pthread_equal(o->thread, self))
+        if (!ended && !__atomic_load_n(&o->tag->alive, __ATOMIC_ACQUIRE))
             ended = o;
     }
     if (!create)
-        return NULL;
-    if (ended) {
-        slot_claim(ended, self, serial);
-        return ended;
-    }
-    if (!m->claimed) {
-        m->claimed = 1;
-        slot_claim(m, self, serial);
-        return m;
-    }
+        return spare_ctx == ctx ? &spare_slot : NULL; /* where memory ran out before */
+    if (ended)
+        return slot_claim(ended, me);
+    if (!m->tag)
+        return slot_claim(m, me);
     thread_message *o = calloc(1, sizeof *o);
     if (!o)
-        return m; /* out of memory: share the first slot rather than lose the message */
-    slot_claim(o, self, serial);
+        return spare_for(ctx); /* out of memory: this thread's own, not another's */
     o->next = ctx->other_threads;
     ctx->other_threads = o;
-    return o;
+    return slot_claim(o, me);
 }
 
 void ctx_clear_message(clnz_context *ctx)
@@ -274,9 +326,11 @@ void ctx_warn(clnz_context *ctx, const char *fmt, ...)
 void ctx_free_messages(clnz_context *ctx)
 {
     free(ctx->first_thread.long_text);
+    tag_drop(ctx->first_thread.tag);
     for (thread_message *o = ctx->other_threads, *next; o; o = next) {
         next = o->next;
         free(o->long_text);
+        tag_drop(o->tag);
         free(o);
     }
 }
