@@ -20,11 +20,13 @@
  * device answer CL_DEVICE_NAME with NAME: a name with control characters,
  * which no real device here has.
  *
- * CLNZ_SHIM_PROFILER=process|thread|late plays a sampling profiler loaded
- * into the process: a handler for SIGRTMIN+2 and a timer that sends it
- * every millisecond, to the process or to the main thread alone, the
- * handler set before main or (late) 20 ms into it; at exit it says on
- * stderr how many ticks its handler took. */
+ * CLNZ_SHIM_PROFILER=process|thread|late|late-thread|prof plays a sampling profiler
+ * loaded into the process: a handler for SIGRTMIN+2 and a timer that sends
+ * it every millisecond, to the process or to the main thread alone, the
+ * handler set before main or (late) 20 ms into it, with the timer's
+ * sigval checked (SA_SIGINFO); or (prof) SIGPROF from setitimer, as
+ * gperftools does. At exit it says on stderr how many ticks its handler
+ * took, and how many came with a siginfo not the timer's. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -180,27 +182,32 @@ cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t n, void *valu
 /* ---- a profiler's timer signal ---- */
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t ticks, bad_info;
 static pid_t main_tid;
+static int timer_mark;
 
-static void on_tick(int sig)
+static void on_tick(int sig, siginfo_t *info, void *uc)
 {
-    (void)sig;
+    (void)uc;
     ++ticks;
+    if (sig == SIGRTMIN + 2 && info->si_value.sival_ptr != &timer_mark)
+        ++bad_info;
 }
 
 static void profile(int to_main_thread)
 {
     struct sigaction sa = {0};
-    sa.sa_handler = on_tick;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_tick;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGRTMIN + 2, &sa, NULL);
     struct sigevent ev = {0};
     ev.sigev_notify = to_main_thread ? SIGEV_THREAD_ID : SIGEV_SIGNAL;
     ev.sigev_signo = SIGRTMIN + 2;
+    ev.sigev_value.sival_ptr = &timer_mark;
     ev._sigev_un._tid = main_tid;
     timer_t t;
     if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0) {
@@ -209,11 +216,10 @@ static void profile(int to_main_thread)
     }
 }
 
-static void *profile_later(void *unused)
+static void *profile_later(void *to_main_thread)
 {
-    (void)unused;
     nanosleep(&(struct timespec){0, 20000000}, NULL);
-    profile(1);
+    profile(to_main_thread != NULL);
     return NULL;
 }
 
@@ -224,14 +230,23 @@ __attribute__((constructor)) static void profiler_start(void)
     pthread_t t;
     if (!v)
         return;
-    if (strcmp(v, "late") == 0)
-        pthread_create(&t, NULL, profile_later, NULL);
-    else
+    if (strcmp(v, "prof") == 0) {
+        struct sigaction sa = {0};
+        sa.sa_sigaction = on_tick;
+        sa.sa_flags = SA_RESTART | SA_SIGINFO;
+        sigaction(SIGPROF, &sa, NULL);
+        struct itimerval every = {{0, 1000}, {0, 1000}};
+        setitimer(ITIMER_PROF, &every, NULL);
+    } else if (strncmp(v, "late", 4) == 0) {
+        pthread_create(&t, NULL, profile_later, strcmp(v, "late-thread") == 0 ? &t : NULL);
+    } else {
         profile(strcmp(v, "thread") == 0);
+    }
 }
 
 __attribute__((destructor)) static void profiler_stop(void)
 {
     if (getenv("CLNZ_SHIM_PROFILER"))
-        fprintf(stderr, "shim: %d ticks handled\n", (int)ticks);
+        fprintf(stderr, "shim: %d ticks handled, %d with another siginfo\n", (int)ticks,
+                (int)bad_info);
 }

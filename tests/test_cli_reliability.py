@@ -725,14 +725,15 @@ def test_item14_signals_leave_no_temporaries(tmp_path, rng, sig, tmpfile):
 
 
 @needs_shim
-@pytest.mark.parametrize("mode", ["process", "thread", "late"])
+@pytest.mark.parametrize("mode", ["process", "thread", "late", "late-thread", "prof"])
 def test_item14_a_profiler_s_signal_is_not_fatal(tmp_path, rng, mode):
-    """A library in the process that handles a real-time signal (a sampling
-    profiler's 1 ms timer, to the process or to the main thread, its handler
-    set before main or after clnz started): the signal is the library's,
-    not one that ends clnz. Once every real-time signal was taken as fatal,
-    the first tick killed clnz (to the process) or hung it (to the main
-    thread: the waiter never takes that one)."""
+    """A library in the process that handles a timer's signal (a sampling
+    profiler's 1 ms real-time one, to the process or to the main thread, its
+    handler set before main or after clnz started; gperftools' SIGPROF): the
+    signal is the library's, with its own siginfo, not one that ends clnz.
+    Once every real-time signal was taken as fatal, the first tick killed
+    clnz (to the process) or hung it (to the main thread: the waiter never
+    takes that one); SIGPROF handled before main killed it always."""
     a = random_array(rng, "u1", (1500, 1000))
     inp = save(tmp_path, a)
     out = tmp_path / "out.npy"
@@ -740,8 +741,10 @@ def test_item14_a_profiler_s_signal_is_not_fatal(tmp_path, rng, mode):
                        env=shim_env(CLNZ_SHIM_PROFILER=mode), timeout=TIMEOUT)
     assert p.returncode == 0, p
     expect_nonzero(out, a)
-    ticks = int(p.stderr.decode().split("shim: ")[1].split()[0])
-    assert ticks > 0 or mode == "late", p.stderr  # late ones wait, blocked, for the commit
+    said = p.stderr.decode().split("shim: ")[1].split()
+    ticks, bad = int(said[0]), int(said[3])
+    assert ticks > 0 or mode == "late-thread", p.stderr  # those wait, blocked, for the commit
+    assert bad == 0, p.stderr  # a late one re-delivered with the timer's own siginfo
 
 
 # ---- 17: long cache paths ----------------------------------------------------------

@@ -34,6 +34,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,31 +99,31 @@ static const int fatal_signals[] = {
 #endif
 };
 enum { N_FATAL = sizeof fatal_signals / sizeof fatal_signals[0] };
-static sigset_t fatal_set; /* those not ignored when clnz started (nohup ignores SIGHUP) */
+static sigset_t fatal_set;              /* those at their default when clnz started (fatal_add) */
+static void (*signal_hook)(void);       /* output_dir.c's temporary folder */
+static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
 
 /* Into fatal_set if it still ends the process when clnz starts: not one
- * ignored (nohup) nor, for a real-time one, one that a library loaded
- * before main handles (a profiler's timer signal, say). */
-static void fatal_add(int sig, int real_time)
+ * ignored (nohup) nor one that a library loaded before main handles (a
+ * profiler's timer signal, SIGPROF or a real-time one). */
+static void fatal_add(int sig)
 {
     struct sigaction old;
-    if (sigaction(sig, NULL, &old) != 0)
-        return;
-    int dfl = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
-    int ign = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
-    if (real_time ? dfl : !ign)
+    if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL)
         sigaddset(&fatal_set, sig);
 }
 
-/* A real-time signal of fatal_set, taken (sigwait, sigtimedwait) in this
- * thread, whose disposition is no longer the default: ignored now, or
+/* A real-time signal of fatal_set, taken (sigwaitinfo, sigtimedwait) in
+ * this thread, whose disposition is no longer the default: ignored now, or
  * handled by a library that set its handler after clnz started (a
- * profiler's timer). Then it is not fatal: the handler runs here, at once
- * (1). The others stay fatal whatever handler came later: LLVM's (PoCL
- * loads it to compile) removes its own files and ends the process, and
- * clnz's temporaries must go first. */
-static int run_if_handled(int sig)
+ * profiler's timer). Then it is not fatal: the handler runs here, at once,
+ * with the signal's own siginfo (1). The others stay fatal whatever
+ * handler came later: LLVM's (PoCL loads it to compile) removes its own
+ * files and ends the process, and clnz's temporaries must go first. */
+static int run_if_handled(const siginfo_t *info)
 {
+    int sig = info->si_signo;
     struct sigaction now;
 #ifdef SIGRTMIN
     if (sig < SIGRTMIN || sig > SIGRTMAX)
@@ -139,12 +140,30 @@ static int run_if_handled(int sig)
     sigemptyset(&one);
     sigaddset(&one, sig);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    raise(sig); /* to this thread, unblocked: its handler has run when raise returns */
+    siginfo_t again = *info; /* to this very thread: allowed with any si_code */
+    if (syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), sig, &again) != 0)
+        raise(sig); /* the handler runs all the same, with a siginfo of raise's */
     pthread_sigmask(SIG_BLOCK, &one, NULL);
     return 1;
 }
-static void (*signal_hook)(void); /* output_dir.c's temporary folder */
-static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
+
+/* Called with the registry's lock held: the named temporaries go, and the
+ * process dies of sig. */
+static void die_of(int sig)
+{
+    for (int i = 0; live && i < live->n; ++i)
+        if (live->files[i]->named)
+            unlinkat(live->files[i]->dirfd, live->files[i]->tmp, 0);
+    if (signal_hook)
+        signal_hook();
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    _exit(128 + sig); /* not reached: each of them terminates by default */
+}
 
 void out_registry_lock(void) { pthread_mutex_lock(&registry); }
 
@@ -162,12 +181,13 @@ void out_registry_stop_if_signalled(void)
     int any = signalled != 0;
     /* one pending that the waiter has not taken yet, or one sent to this
      * thread alone (a per-thread timer's), which the waiter never takes:
-     * taken here and, if it is fatal, sent to the process for the waiter */
+     * taken here, and if it is fatal this thread acts on it, the lock held */
     const struct timespec now = {0, 0};
-    for (int sig; !any && (sig = sigtimedwait(&fatal_set, NULL, &now)) > 0;)
-        if (!run_if_handled(sig)) {
-            any = 1;
-            kill(getpid(), sig);
+    siginfo_t info;
+    while (!any && sigtimedwait(&fatal_set, &info, &now) > 0)
+        if (!run_if_handled(&info)) {
+            signalled = info.si_signo;
+            die_of(info.si_signo);
         }
     if (!any)
         return;
@@ -181,25 +201,15 @@ void out_set_signal_hook(void (*hook)(void)) { signal_hook = hook; }
 static void *signal_waiter(void *unused)
 {
     (void)unused;
-    int sig = 0;
+    siginfo_t info;
     do {
-        while (sigwait(&fatal_set, &sig) != 0) {
+        while (sigwaitinfo(&fatal_set, &info) < 0) {
         }
-    } while (run_if_handled(sig));
-    signalled = sig;
+    } while (run_if_handled(&info));
+    signalled = info.si_signo;
     pthread_mutex_lock(&registry); /* waits out a commit: all outputs or none */
-    for (int i = 0; live && i < live->n; ++i)
-        if (live->files[i]->named)
-            unlinkat(live->files[i]->dirfd, live->files[i]->tmp, 0);
-    if (signal_hook)
-        signal_hook();
-    signal(sig, SIG_DFL);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    raise(sig);
-    _exit(128 + sig); /* not reached: each of them terminates by default */
+    die_of(info.si_signo);
+    return NULL;
 }
 
 /* Once per process, before any other thread exists (out_add comes before
@@ -214,10 +224,10 @@ void out_signals_install(void)
     signal(SIGXFSZ, SIG_IGN);
     sigemptyset(&fatal_set);
     for (int i = 0; i < N_FATAL; ++i)
-        fatal_add(fatal_signals[i], 0);
+        fatal_add(fatal_signals[i]);
 #ifdef SIGRTMIN /* the C library's own real-time signals lie below SIGRTMIN */
     for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig)
-        fatal_add(sig, 1);
+        fatal_add(sig);
 #endif
     sigset_t old;
     pthread_sigmask(SIG_BLOCK, &fatal_set, &old);
