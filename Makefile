@@ -74,8 +74,10 @@ $(B)/libclnz.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+# -z nodelete: a thread's message tag has a key destructor in the library
+# (core/error.c), which a dlclose must not unmap under threads still alive.
 $(B)/libclnz.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libclnz.so.$(SOVERSION) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libclnz.so.$(SOVERSION) -Wl,-z,nodelete -o $@ $^ $(LDLIBS)
 
 $(B)/clnz: $(CLI_OBJ) $(B)/libclnz.a
 	$(CC) -o $@ $(CLI_OBJ) $(B)/libclnz.a -lpng $(LDLIBS)

@@ -715,6 +715,39 @@ def test_a_child_forked_while_the_default_context_is_made_does_not_hang():
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
+def test_a_thread_that_ends_after_the_library_is_closed():
+    # a thread that used a context ends after the library was dlclose'd: its
+    # message tag's destructor is the library's code, which must still be
+    # there (linked -z nodelete); the process crashed at the thread's exit
+    code = r"""
+import ctypes, _ctypes, os, threading
+lib = ctypes.CDLL(os.environ["CLNZ_LIBRARY"])
+lib.clnz_context_create.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                                    ctypes.c_char_p, ctypes.c_size_t]
+lib.clnz_context_message.argtypes = [ctypes.c_void_p]
+lib.clnz_context_release.argtypes = [ctypes.c_void_p]
+ctx = ctypes.c_void_p()
+assert lib.clnz_context_create(None, ctypes.byref(ctx), None, 0) == 0
+go, used = threading.Event(), threading.Event()
+def work():
+    lib.clnz_context_message(ctx)  # the thread's tag
+    used.set()
+    go.wait()
+t = threading.Thread(target=work)
+t.start()
+used.wait()
+lib.clnz_context_release(ctx)
+_ctypes.dlclose(lib._handle)
+go.set()
+t.join()
+print("ended")
+"""
+    lib = clnz.library_path()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CLNZ_LIBRARY=lib))
+    assert p.returncode == 0 and p.stdout == "ended\n", p
+
+
 def test_threads_share_the_default_context(rng):
     arrays = [sparse(rng, (50 + i, 40), DTYPES[i % len(DTYPES)]) for i in range(16)]
     errors = []

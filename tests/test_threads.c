@@ -554,6 +554,45 @@ static void test_ended_threads_leave_no_slots(void **state)
         fail_msg("%d message slots after %d threads that ran one at a time", slots, THREADS);
 }
 
+/* A pthread key destructor of the application's that runs after clnz's
+ * (created later) and makes a clnz call: the ending thread gets a fresh tag
+ * and its own message. It used the tag clnz's destructor had freed (ASan:
+ * a use after free). */
+static pthread_key_t late_key;
+static clnz_context *late_ctx;
+static char late_message[300];
+
+static void late_destructor(void *unused)
+{
+    (void)unused;
+    clnz_stats st;
+    if (clnz_context_stats(late_ctx, NULL) == CLNZ_ERROR_INVALID_ARGUMENT)
+        snprintf(late_message, sizeof late_message, "%s", clnz_context_message(late_ctx));
+    clnz_context_stats(late_ctx, &st); /* and a call that succeeds */
+}
+
+static void *call_then_end(void *unused)
+{
+    (void)unused;
+    clnz_stats st;
+    clnz_context_stats(late_ctx, &st); /* the thread's tag */
+    pthread_setspecific(late_key, &late_key);
+    return NULL;
+}
+
+static void test_a_call_from_a_later_key_destructor(void **state)
+{
+    (void)state;
+    late_ctx = tu_context();
+    assert_int_equal(clnz_context_stats(late_ctx, NULL), CLNZ_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(pthread_key_create(&late_key, late_destructor), 0); /* after clnz's */
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, call_then_end, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_string_equal(late_message, "stats is NULL");
+    pthread_key_delete(late_key);
+}
+
 int main(void)
 {
     tu_seed("test_threads");
@@ -567,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_warnings_stay_with_their_thread),
         cmocka_unit_test(test_a_new_thread_never_reads_an_ended_ones_message),
         cmocka_unit_test(test_ended_threads_leave_no_slots),
+        cmocka_unit_test(test_a_call_from_a_later_key_destructor),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < N_JOBS; ++i)

@@ -123,6 +123,9 @@ typedef struct thread_tag {
     int refs;  /* __atomic: the thread's own, and each slot's */
 } thread_tag;
 
+/* The key's destructor is this library's code: it is linked -z nodelete
+ * (Makefile), so that a dlclose never unmaps it under a thread that ends
+ * later. */
 static pthread_key_t tag_key;
 static pthread_once_t tag_once = PTHREAD_ONCE_INIT;
 static int tag_key_made;
@@ -134,8 +137,11 @@ static void tag_drop(thread_tag *t)
         free(t);
 }
 
+/* A key destructor that runs after this one may still call clnz: the
+ * thread then gets a new tag (and this destructor runs again for it). */
 static void tag_thread_ended(void *t)
 {
+    my_tag = NULL;
     __atomic_store_n(&((thread_tag *)t)->alive, 0, __ATOMIC_RELEASE);
     tag_drop(t);
 }
