@@ -13,19 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static cl_int event_status(cl_event ev)
-{
-    cl_int s = CL_COMPLETE;
-    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-    return s;
-}
-
-/* complete, or failed: waiting returns at once */
-static int event_done(cl_event ev)
-{
-    return event_status(ev) <= CL_COMPLETE;
-}
-
 /* CLNZ_DEBUG waits for each launch, but only where that cannot hang: a
  * call that waits on a caller's event not yet complete (a user event the
  * caller sets after this call returns, say) is left to run as it would

@@ -173,12 +173,18 @@ static thread_tag *thread_tag_get(void)
 static _Thread_local thread_message spare_slot;
 static _Thread_local const clnz_context *spare_ctx;
 
+/* m emptied: no message, no warning. */
+static void slot_clear(thread_message *m)
+{
+    free(m->long_text);
+    m->long_text = NULL;
+    m->text[0] = m->warning[0] = '\0';
+}
+
 static thread_message *spare_for(const clnz_context *ctx)
 {
     if (spare_ctx != ctx) {
-        free(spare_slot.long_text);
-        spare_slot.long_text = NULL;
-        spare_slot.text[0] = spare_slot.warning[0] = '\0';
+        slot_clear(&spare_slot);
         spare_ctx = ctx;
     }
     return &spare_slot;
@@ -201,9 +207,7 @@ static void msg_unlock(clnz_context *ctx)
 /* m cleared and given to the thread of tag `me` (a reference taken). */
 static thread_message *slot_claim(thread_message *m, thread_tag *me)
 {
-    free(m->long_text);
-    m->long_text = NULL;
-    m->text[0] = m->warning[0] = '\0';
+    slot_clear(m);
     tag_drop(m->tag);
     __atomic_add_fetch(&me->refs, 1, __ATOMIC_RELAXED);
     m->tag = me;

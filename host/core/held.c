@@ -37,16 +37,21 @@ static int push(held_list *h, cl_event ev, int ends_call)
     return 1;
 }
 
+/* Held, or where there is no memory for it released, as the spec allows. */
+static void hold(held_list *h, cl_event ev, int ends_call)
+{
+    if (!push(h, ev, ends_call))
+        clReleaseEvent(ev);
+}
+
 void held_push(held_list *h, cl_event ev)
 {
-    if (!push(h, ev, 0))
-        clReleaseEvent(ev);
+    hold(h, ev, 0);
 }
 
 void held_release(held_list *h, cl_event ev)
 {
-    if (!push(h, ev, 1))
-        clReleaseEvent(ev); /* no memory: as the spec allows */
+    hold(h, ev, 1);
 }
 
 void held_end_call(held_list *h, size_t from, cl_event last)
@@ -64,11 +69,16 @@ void held_end_call(held_list *h, size_t from, cl_event last)
         clReleaseEvent(h->ev[--h->n].ev);
 }
 
-static int event_done(cl_event ev)
+cl_int event_status(cl_event ev)
 {
     cl_int s = CL_COMPLETE;
     clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
-    return s <= CL_COMPLETE;
+    return s;
+}
+
+int event_done(cl_event ev)
+{
+    return event_status(ev) <= CL_COMPLETE;
 }
 
 /* Releases the groups that are done: up to the first that is not, or
@@ -109,8 +119,7 @@ void held_orphan(held_list *h)
     pthread_mutex_lock(&orphans_lock);
     sweep(&orphans, 1);
     for (size_t i = 0; i < h->n; ++i)
-        if (!push(&orphans, h->ev[i].ev, h->ev[i].ends_call))
-            clReleaseEvent(h->ev[i].ev); /* no memory: as the spec allows */
+        hold(&orphans, h->ev[i].ev, h->ev[i].ends_call);
     if (!orphans.n) {
         free(orphans.ev);
         orphans = (held_list){0};

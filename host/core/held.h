@@ -18,6 +18,10 @@ typedef struct {
     size_t n, cap;
 } held_list;
 
+/* An event's execution status (CL_COMPLETE where it cannot be read), and
+ * whether it is done: complete, or failed (waiting returns at once). */
+cl_int event_status(cl_event ev);
+int event_done(cl_event ev);
 /* Holds a command's event once the call has enqueued the next (released,
  * as the spec allows, where there is no memory to hold it). */
 void held_push(held_list *h, cl_event ev);

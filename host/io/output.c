@@ -103,14 +103,28 @@ static sigset_t fatal_set;              /* those at their default when clnz star
 static void (*signal_hook)(void);       /* output_dir.c's temporary folder */
 static volatile sig_atomic_t signalled; /* the waiter has taken a signal */
 
+/* Whether a disposition is SIG_DFL or SIG_IGN (which) rather than a handler. */
+static int disposition_is(const struct sigaction *a, void (*which)(int))
+{
+    return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == which;
+}
+
+/* Blocks or unblocks (how) sig in the calling thread. */
+static void mask_one(int how, int sig)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(how, &one, NULL);
+}
+
 /* Into fatal_set if it still ends the process when clnz starts: not one
  * ignored (nohup) nor one that a library loaded before main handles (a
  * profiler's timer signal, SIGPROF or a real-time one). */
 static void fatal_add(int sig)
 {
     struct sigaction old;
-    if (sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-        old.sa_handler == SIG_DFL)
+    if (sigaction(sig, NULL, &old) == 0 && disposition_is(&old, SIG_DFL))
         sigaddset(&fatal_set, sig);
 }
 
@@ -131,25 +145,21 @@ static int run_if_handled(const siginfo_t *info)
 #else
     return 0;
 #endif
-    if (sigaction(sig, NULL, &now) != 0 ||
-        (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL))
+    if (sigaction(sig, NULL, &now) != 0 || disposition_is(&now, SIG_DFL))
         return 0;
-    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN)
+    if (disposition_is(&now, SIG_IGN))
         return 1;
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    mask_one(SIG_UNBLOCK, sig);
     siginfo_t again = *info; /* to this very thread: allowed with any si_code */
     if (syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), sig, &again) != 0)
         raise(sig); /* the handler runs all the same, with a siginfo of raise's */
-    pthread_sigmask(SIG_BLOCK, &one, NULL);
+    mask_one(SIG_BLOCK, sig);
     return 1;
 }
 
 /* Called with the registry's lock held: the named temporaries go, and the
  * process dies of sig. */
-static void die_of(int sig)
+_Noreturn static void die_of(int sig)
 {
     for (int i = 0; live && i < live->n; ++i)
         if (live->files[i]->named)
@@ -157,10 +167,7 @@ static void die_of(int sig)
     if (signal_hook)
         signal_hook();
     signal(sig, SIG_DFL);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    mask_one(SIG_UNBLOCK, sig);
     raise(sig);
     _exit(128 + sig); /* not reached: each of them terminates by default */
 }
@@ -178,17 +185,15 @@ void out_registry_lock(void) { pthread_mutex_lock(&registry); }
  * 0, the test that sends it failing 1 run in 4). */
 void out_registry_stop_if_signalled(void)
 {
-    int any = signalled != 0;
     /* one pending that the waiter has not taken yet, or one sent to this
      * thread alone (a per-thread timer's), which the waiter never takes:
      * taken here, and if it is fatal this thread acts on it, the lock held */
+    int any = signalled != 0;
     const struct timespec now = {0, 0};
     siginfo_t info;
     while (!any && sigtimedwait(&fatal_set, &info, &now) > 0)
-        if (!run_if_handled(&info)) {
-            signalled = info.si_signo;
+        if (!run_if_handled(&info))
             die_of(info.si_signo);
-        }
     if (!any)
         return;
     pthread_mutex_unlock(&registry); /* the waiter removes the temporaries and kills us */
@@ -209,7 +214,6 @@ static void *signal_waiter(void *unused)
     signalled = info.si_signo;
     pthread_mutex_lock(&registry); /* waits out a commit: all outputs or none */
     die_of(info.si_signo);
-    return NULL;
 }
 
 /* Once per process, before any other thread exists (out_add comes before
